@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Regenerates each example image from its readable sources: <name>/<name>.wat compiled by wabt,
+// with <name>/manifest.json written into its .berm.abi section. The images are committed so that
+// `crab inspect examples/echo.wasm` works right after install; a test checks they match their sources.
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import wabtInit from 'wabt';
+import { writeManifestSection } from '@berm/manifest';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export async function buildExample(name) {
+  const wabt = await wabtInit();
+  const wat = await readFile(path.join(here, name, `${name}.wat`), 'utf8');
+  const manifest = JSON.parse(await readFile(path.join(here, name, 'manifest.json'), 'utf8'));
+  const module = wabt.parseWat(`${name}.wat`, wat, { bulk_memory: true });
+  try {
+    module.resolveNames();
+    module.validate();
+    return writeManifestSection(Uint8Array.from(module.toBinary({}).buffer), manifest);
+  } finally {
+    module.destroy();
+  }
+}
+
+export async function exampleNames() {
+  const entries = await readdir(here, { withFileTypes: true });
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const name of await exampleNames()) {
+    const out = path.join(here, `${name}.wasm`);
+    await writeFile(out, await buildExample(name));
+    console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  }
+}
