@@ -1,0 +1,99 @@
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { BermdError } from './errors.js';
+import type { Registry } from './registry.js';
+
+export interface HttpOptions {
+  logger: Logger;
+  /** The largest request body (an image) accepted; larger ones get 413 `image-too-large`. */
+  maxImageSize: number;
+  /** When set, every request must carry `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
+interface NameParams { name: string }
+interface DeployQuery { force?: string }
+
+/** Builds the control API (spec §5) over a registry. Listening is the caller's business. */
+export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyInstance {
+  const app = Fastify({ loggerInstance: options.logger as FastifyBaseLogger, bodyLimit: options.maxImageSize });
+
+  // The body of a deploy is the image itself. It is taken as raw bytes whatever type the client
+  // declared, so `curl --data-binary @image.wasm` (form-encoded by default) deploys as well.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/wasm', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  if (options.token !== undefined) {
+    const expected = Buffer.from(`Bearer ${options.token}`);
+    app.addHook('onRequest', async (request, reply) => {
+      const given = Buffer.from(request.headers.authorization ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        const error = new BermdError('unauthorized', 'this bermd requires Authorization: Bearer <token>');
+        return reply.code(401).header('www-authenticate', 'Bearer').send(error.toBody());
+      }
+    });
+  }
+
+  app.setErrorHandler((error: FastifyError | BermdError, request, reply) => {
+    if (error instanceof BermdError) {
+      if (error.status >= 500) request.log.error({ err: error }, error.message);
+      return reply.code(error.status).send(error.toBody());
+    }
+    const translated = translateFrameworkError(error, options.maxImageSize);
+    if (translated.status >= 500) request.log.error({ err: error }, 'request failed');
+    return reply.code(translated.status).send(translated.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new BermdError('not-found', `no route ${request.method} ${request.url}`);
+    return reply.code(404).send(error.toBody());
+  });
+
+  app.put<{ Params: NameParams; Querystring: DeployQuery }>('/harnesses/:name', async (request, reply) => {
+    const body = request.body;
+    const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
+    const force = parseFlag(request.query.force, 'force');
+    const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force });
+    return reply.code(replaced ? 200 : 201).send(result);
+  });
+
+  app.get('/harnesses', async () => registry.list());
+
+  app.get<{ Params: NameParams }>('/harnesses/:name', async (request) => registry.get(request.params.name));
+
+  app.get<{ Params: NameParams }>('/harnesses/:name/image', async (request, reply) => {
+    const bytes = await registry.image(request.params.name);
+    return reply.type('application/wasm').send(bytes);
+  });
+
+  app.delete<{ Params: NameParams }>('/harnesses/:name', async (request, reply) => {
+    await registry.undeploy(request.params.name);
+    return reply.code(204).send();
+  });
+
+  return app;
+}
+
+function parseFlag(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === 'false' || value === '0') return false;
+  if (value === '' || value === 'true' || value === '1') return true;
+  throw new BermdError('bad-request', `query parameter ${name}=${value}: expected true or false`);
+}
+
+function translateFrameworkError(error: FastifyError, maxImageSize: number): BermdError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new BermdError('image-too-large', `the image is larger than this bermd accepts (${maxImageSize} bytes; see --max-image-size)`, {
+        limit: maxImageSize,
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new BermdError('unsupported-media-type', error.message);
+    default:
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        return new BermdError('bad-request', error.message);
+      }
+      return new BermdError('internal', 'bermd failed to answer this request; its log says why');
+  }
+}

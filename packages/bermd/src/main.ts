@@ -1,0 +1,68 @@
+import { pino } from 'pino';
+import { buildHttpApp } from './http.js';
+import { OptionsError, parseOptions, USAGE } from './options.js';
+import { Registry } from './registry.js';
+
+/** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
+export async function main(argv: string[]): Promise<void> {
+  let options;
+  try {
+    options = await parseOptions(argv);
+  } catch (e) {
+    if (!(e instanceof OptionsError)) throw e;
+    process.stderr.write(`bermd: ${e.message}\n${USAGE}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  if (options === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+
+  // stdout carries exactly one line, the listening address; the structured log goes to stderr.
+  const logger = pino({ name: 'bermd', level: options.logLevel }, pino.destination({ dest: 2, sync: true }));
+
+  let registry: Registry;
+  try {
+    registry = await Registry.open({ stateDir: options.stateDir, logger });
+  } catch (e) {
+    logger.fatal({ err: e, state: options.stateDir }, 'cannot open the state directory');
+    process.stderr.write(`bermd: cannot open the state directory ${options.stateDir}: ${(e as Error).message}\n`);
+    process.exitCode = 1;
+    return;
+  }
+
+  const app = buildHttpApp(registry, { logger, maxImageSize: options.maxImageSize, token: options.token });
+  try {
+    await app.listen({ host: options.host, port: options.port });
+  } catch (e) {
+    logger.fatal({ err: e }, 'cannot listen');
+    process.stderr.write(`bermd: cannot listen on ${options.host}:${options.port}: ${(e as Error).message}\n`);
+    process.exitCode = 1;
+    await registry.close();
+    return;
+  }
+
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  process.stdout.write(`bermd listening on http://${host}:${port} (state: ${options.stateDir})\n`);
+  if (!isLoopback(options.host)) logger.warn({ host: options.host }, 'the control API is reachable from other machines');
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await registry.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', (s) => void stop(s));
+  process.once('SIGINT', (s) => void stop(s));
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}

@@ -1,0 +1,242 @@
+import type { Logger } from 'pino';
+import type { Manifest } from '@berm/manifest';
+import type { DeployResult, HarnessDetail, HarnessSummary, Notice } from './api.js';
+import { checkImage, type CheckPolicy } from './checks.js';
+import { BermdError } from './errors.js';
+import { assertHarnessName } from './names.js';
+import { Store } from './store.js';
+
+/** A deployed harness as the daemon holds it: compiled once, at deploy or on restore. */
+export interface Harness {
+  name: string;
+  digest: string;
+  manifest: Manifest;
+  module: WebAssembly.Module;
+  deployedAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface RegistryOptions {
+  stateDir: string;
+  logger: Logger;
+  /** Syscalls beyond the ABI's own that this daemon serves; none by default. */
+  servedSyscalls?: Iterable<string>;
+  /** The clock, replaceable so tests can tell timestamps apart. */
+  now?: () => Date;
+}
+
+export interface DeployOptions {
+  force?: boolean;
+}
+
+export interface SkippedHarness {
+  name: string;
+  code: string;
+  message: string;
+}
+
+export type ChangeEvent = { kind: 'deployed'; name: string; replaced: boolean } | { kind: 'undeployed'; name: string };
+
+/**
+ * The daemon's core: the deployed set, kept in memory and in the store, with no transport.
+ * Operations on one name run one after another; different names proceed concurrently.
+ */
+export class Registry {
+  readonly store: Store;
+  /** Stored harnesses that did not load on open, each logged and left out. */
+  readonly skipped: SkippedHarness[] = [];
+  private readonly harnesses = new Map<string, Harness>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly listeners = new Set<(event: ChangeEvent) => void>();
+  private readonly policy: CheckPolicy;
+  private readonly logger: Logger;
+  private readonly now: () => Date;
+  private closing = false;
+
+  private constructor(store: Store, options: RegistryOptions) {
+    this.store = store;
+    this.logger = options.logger;
+    this.policy = { servedSyscalls: new Set(options.servedSyscalls ?? []) };
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Opens the store and restores every stored harness that still passes the deploy checks. */
+  static async open(options: RegistryOptions): Promise<Registry> {
+    const store = await Store.open(options.stateDir);
+    const registry = new Registry(store, options);
+    await registry.restore();
+    return registry;
+  }
+
+  private async restore(): Promise<void> {
+    for (const name of await this.store.removeOrphanMeta()) {
+      this.logger.info({ harness: name }, 'removed metadata left by an interrupted undeploy');
+    }
+    for (const name of await this.store.names()) {
+      try {
+        const stored = await this.store.load(name);
+        if (stored === null) continue;
+        const checked = await checkImage(stored.bytes, this.policy);
+        this.harnesses.set(name, {
+          name,
+          digest: checked.digest,
+          manifest: checked.manifest,
+          module: checked.module,
+          deployedAt: stored.meta.deployed_at,
+          lastUsedAt: stored.meta.last_used_at,
+        });
+        if (stored.repaired) this.logger.warn({ harness: name, digest: checked.digest }, 'metadata did not match the stored image and was derived from it');
+        this.logger.info({ harness: name, digest: checked.digest }, 'restored harness');
+      } catch (e) {
+        const code = e instanceof BermdError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'internal');
+        const message = (e as Error).message;
+        this.skipped.push({ name, code, message });
+        this.logger.error({ harness: name, code, err: message }, 'stored harness no longer loads; skipped');
+      }
+    }
+  }
+
+  /** Checks, compiles and stores an image under `name`, replacing what was there. */
+  async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
+    assertHarnessName(name);
+    return this.serialised(name, async () => {
+      const checked = await checkImage(bytes, this.policy);
+      const previous = this.harnesses.get(name);
+      const deployedAt = this.now().toISOString();
+      await this.store.save(name, bytes, { name, digest: checked.digest, deployed_at: deployedAt, last_used_at: null });
+      this.harnesses.set(name, {
+        name,
+        digest: checked.digest,
+        manifest: checked.manifest,
+        module: checked.module,
+        deployedAt,
+        lastUsedAt: null,
+      });
+      void options.force; // read by the compatibility gate, which compares `previous` with the new manifest
+      this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
+      this.emit({ kind: 'deployed', name, replaced: previous !== undefined });
+      const data = checked.manifest.data;
+      return {
+        name,
+        digest: checked.digest,
+        version: data.version,
+        tools: data.tools.map((t) => t.name),
+        events: data.events.map((e) => e.name),
+        reported: [],
+        notices: this.notices(name, checked.manifest),
+        replaced: previous !== undefined,
+      };
+    });
+  }
+
+  /** Removes a harness. */
+  async undeploy(name: string): Promise<void> {
+    assertHarnessName(name);
+    return this.serialised(name, async () => {
+      const known = this.harnesses.delete(name);
+      const stored = await this.store.remove(name);
+      if (!known && !stored) throw notFound(name);
+      this.logger.info({ harness: name }, 'undeployed harness');
+      this.emit({ kind: 'undeployed', name });
+    });
+  }
+
+  list(): HarnessSummary[] {
+    return [...this.harnesses.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(summary);
+  }
+
+  get(name: string): HarnessDetail {
+    assertHarnessName(name);
+    const h = this.harnesses.get(name);
+    if (h === undefined) throw notFound(name);
+    return { ...summary(h), manifest: h.manifest.data };
+  }
+
+  /** The compiled harness, for the layers that run tools. */
+  harness(name: string): Harness | undefined {
+    return this.harnesses.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.harnesses.has(name);
+  }
+
+  /** The stored image bytes, as deployed. */
+  async image(name: string): Promise<Buffer> {
+    assertHarnessName(name);
+    if (!this.harnesses.has(name)) throw notFound(name);
+    const bytes = await this.store.readImage(name);
+    if (bytes === null) throw notFound(name);
+    return bytes;
+  }
+
+  /** Records that a tool of `name` ran, for `last_used_at`. */
+  recordUse(name: string, at: Date = this.now()): Promise<void> {
+    return this.serialised(name, async () => {
+      const h = this.harnesses.get(name);
+      if (h === undefined) return;
+      h.lastUsedAt = at.toISOString();
+      await this.store.saveMeta({ name, digest: h.digest, deployed_at: h.deployedAt, last_used_at: h.lastUsedAt });
+    });
+  }
+
+  onChange(listener: (event: ChangeEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Refuses new operations and waits for those under way to finish. */
+  async close(): Promise<void> {
+    this.closing = true;
+    while (this.queues.size > 0) await Promise.allSettled([...this.queues.values()]);
+  }
+
+  private notices(self: string, manifest: Manifest): Notice[] {
+    return manifest.data.deps.programs
+      .filter((program) => program !== self && !this.harnesses.has(program))
+      .map((program) => ({
+        code: 'program-not-deployed' as const,
+        program,
+        message: `program ${program} is declared in deps.programs but not deployed: calls to it will be refused until it is`,
+      }));
+  }
+
+  private emit(event: ChangeEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (e) {
+        this.logger.error({ err: e }, 'change listener failed');
+      }
+    }
+  }
+
+  /** Runs `op` after every earlier operation on `name` has settled. */
+  private serialised<T>(name: string, op: () => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new BermdError('shutting-down', 'bermd is shutting down'));
+    const previous = this.queues.get(name) ?? Promise.resolve();
+    const run = previous.then(op, op);
+    const settled = run.then(() => undefined, () => undefined);
+    this.queues.set(name, settled);
+    void settled.then(() => {
+      if (this.queues.get(name) === settled) this.queues.delete(name);
+    });
+    return run;
+  }
+}
+
+function summary(h: Harness): HarnessSummary {
+  return {
+    name: h.name,
+    digest: h.digest,
+    version: h.manifest.data.version,
+    tools: h.manifest.tools.map((t) => t.name),
+    events: h.manifest.events.map((e) => e.name),
+    deployed_at: h.deployedAt,
+    last_used_at: h.lastUsedAt,
+  };
+}
+
+function notFound(name: string): BermdError {
+  return new BermdError('not-found', `no harness named ${name} is deployed`, { name });
+}

@@ -1,0 +1,210 @@
+/**
+ * The deployed set on disk: `<state>/harnesses/<name>.wasm` (the image, as deployed) and
+ * `<name>.json` (metadata: digest, deployed_at, last_used_at).
+ *
+ * Crash safety. Each file is replaced by writing a temp file, fsyncing it, renaming it over the
+ * target and fsyncing the directory, so each file is always whole, old or new. The image is the
+ * source of truth and its rename is the commit point of a deploy (its unlink that of an undeploy);
+ * the metadata is renamed second and names the digest of the image it describes. A stop between
+ * the two renames leaves a new image beside old metadata: on load the digests differ, and the
+ * metadata is derived again from the image (deployed_at from the image file's mtime). Metadata
+ * without an image is a leftover of an undeploy and is removed. Temp files begin with a dot, which
+ * no harness name can, and are removed on open.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { digestOf } from './checks.js';
+import { isHarnessName } from './names.js';
+
+export interface HarnessMeta {
+  name: string;
+  digest: string;
+  deployed_at: string;
+  last_used_at: string | null;
+}
+
+export interface StoredHarness {
+  name: string;
+  bytes: Buffer;
+  digest: string;
+  meta: HarnessMeta;
+  /** True when the metadata on disk was missing, unreadable or for another image, and was derived again. */
+  repaired: boolean;
+}
+
+const TEMP_PREFIX = '.tmp-';
+
+export class Store {
+  readonly dir: string;
+
+  private constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** Opens (creating it if needed) the store under `stateDir`, removing temp files a stopped deploy left. */
+  static async open(stateDir: string): Promise<Store> {
+    const dir = path.join(stateDir, 'harnesses');
+    await mkdir(dir, { recursive: true });
+    const store = new Store(dir);
+    for (const entry of await readdir(dir)) {
+      if (entry.startsWith(TEMP_PREFIX)) await rm(path.join(dir, entry), { force: true });
+    }
+    return store;
+  }
+
+  imagePath(name: string): string {
+    return path.join(this.dir, `${name}.wasm`);
+  }
+
+  metaPath(name: string): string {
+    return path.join(this.dir, `${name}.json`);
+  }
+
+  /** Names with a stored image, sorted. */
+  async names(): Promise<string[]> {
+    const entries = await readdir(this.dir);
+    const names: string[] = [];
+    for (const entry of entries) {
+      if (!entry.endsWith('.wasm')) continue;
+      const name = entry.slice(0, -'.wasm'.length);
+      if (isHarnessName(name)) names.push(name);
+    }
+    return names.sort();
+  }
+
+  /** Reads one stored harness, repairing its metadata from the image when the two disagree. */
+  async load(name: string): Promise<StoredHarness | null> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(this.imagePath(name));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+    const digest = digestOf(bytes);
+    let meta = await this.readMeta(name);
+    let repaired = false;
+    if (meta === null || meta.digest !== digest || meta.name !== name) {
+      const { mtime } = await stat(this.imagePath(name));
+      meta = { name, digest, deployed_at: mtime.toISOString(), last_used_at: null };
+      await this.writeAtomic(this.metaPath(name), Buffer.from(JSON.stringify(meta)));
+      await this.syncDir();
+      repaired = true;
+    }
+    return { name, bytes, digest, meta, repaired };
+  }
+
+  /** Metadata files whose image is gone: what an undeploy stopped halfway leaves. */
+  async removeOrphanMeta(): Promise<string[]> {
+    const removed: string[] = [];
+    for (const entry of await readdir(this.dir)) {
+      if (!entry.endsWith('.json') || entry.startsWith(TEMP_PREFIX)) continue;
+      const name = entry.slice(0, -'.json'.length);
+      if (!(await exists(this.imagePath(name)))) {
+        await rm(path.join(this.dir, entry), { force: true });
+        removed.push(name);
+      }
+    }
+    if (removed.length > 0) await this.syncDir();
+    return removed;
+  }
+
+  async readImage(name: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.imagePath(name));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+  }
+
+  /** Stores an image and its metadata; the image's rename is the commit point. */
+  async save(name: string, bytes: Uint8Array, meta: HarnessMeta): Promise<void> {
+    const imageTemp = await this.writeTemp(name, bytes);
+    let metaTemp: string | undefined;
+    try {
+      metaTemp = await this.writeTemp(name, Buffer.from(JSON.stringify(meta)));
+      await rename(imageTemp, this.imagePath(name));
+      await rename(metaTemp, this.metaPath(name));
+    } catch (e) {
+      await rm(imageTemp, { force: true });
+      if (metaTemp !== undefined) await rm(metaTemp, { force: true });
+      throw e;
+    }
+    await this.syncDir();
+  }
+
+  async saveMeta(meta: HarnessMeta): Promise<void> {
+    await this.writeAtomic(this.metaPath(meta.name), Buffer.from(JSON.stringify(meta)));
+    await this.syncDir();
+  }
+
+  /** Removes a harness; the image's unlink is the commit point. Returns false when nothing was stored. */
+  async remove(name: string): Promise<boolean> {
+    let removed = true;
+    try {
+      await unlink(this.imagePath(name));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      removed = false;
+    }
+    await rm(this.metaPath(name), { force: true });
+    await this.syncDir();
+    return removed;
+  }
+
+  private async readMeta(name: string): Promise<HarnessMeta | null> {
+    try {
+      const value = JSON.parse(await readFile(this.metaPath(name), 'utf8')) as HarnessMeta;
+      if (typeof value?.digest !== 'string' || typeof value.deployed_at !== 'string') return null;
+      return { name: value.name, digest: value.digest, deployed_at: value.deployed_at, last_used_at: value.last_used_at ?? null };
+    } catch {
+      return null;
+    }
+  }
+
+  private async writeTemp(name: string, bytes: Uint8Array): Promise<string> {
+    const temp = path.join(this.dir, `${TEMP_PREFIX}${name}-${randomBytes(6).toString('hex')}`);
+    const handle = await open(temp, 'wx', 0o644);
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } catch (e) {
+      await handle.close();
+      await rm(temp, { force: true });
+      throw e;
+    }
+    await handle.close();
+    return temp;
+  }
+
+  private async writeAtomic(target: string, bytes: Uint8Array): Promise<void> {
+    const temp = await this.writeTemp(path.basename(target, path.extname(target)), bytes);
+    try {
+      await rename(temp, target);
+    } catch (e) {
+      await rm(temp, { force: true });
+      throw e;
+    }
+  }
+
+  /** Makes the renames themselves durable. */
+  private async syncDir(): Promise<void> {
+    const handle = await open(this.dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
