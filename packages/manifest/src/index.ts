@@ -3,3 +3,5 @@ export { ManifestError, isManifestError, type ManifestErrorCode, type ErrorLocat
 export { breaks, type Break, type BreakCode } from './breaks/index.js';
 export { writeManifestSection, manifestRecords, customSection, SECTION_NAME, type WriteOptions } from './writer.js';
 export { ABI_VERSION, type JsonSchema, type ToolSpec, type EventSpec, type Deps, type ManifestData } from './types.js';
+export { readManifestFile } from './file.js';
+export { manifestSchema } from './schema.js';

@@ -31,3 +31,24 @@ export function encodeU32(value: number): Uint8Array {
   } while (value !== 0);
   return Uint8Array.from(out);
 }
+
+/**
+ * Decodes an unsigned LEB128 u32 at `offset` without throwing, for readers that must tell
+ * "the bytes ran out" (`incomplete`) from "these bytes are not a u32" (`overlong`) themselves.
+ */
+export function peekU32(
+  bytes: Uint8Array,
+  offset: number,
+  end: number = bytes.length,
+): { value: number; next: number } | 'incomplete' | 'overlong' {
+  let result = 0;
+  let pos = offset;
+  for (let i = 0; i < 5; i++) {
+    if (pos >= end) return 'incomplete';
+    const byte = bytes[pos++]!;
+    if (i === 4 && byte > 0x0f) return 'overlong';
+    result += (byte & 0x7f) * 2 ** (7 * i);
+    if ((byte & 0x80) === 0) return { value: result, next: pos };
+  }
+  return 'overlong';
+}

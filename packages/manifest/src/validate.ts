@@ -1,5 +1,147 @@
-import type { ManifestData } from './types.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { ManifestError } from './errors.js';
+import { manifestSchema } from './schema.js';
+import type { Deps, EventSpec, ManifestData, ToolSpec } from './types.js';
 
-export function validateManifest(_value: unknown): ManifestData {
-  throw new Error('not implemented');
+type Json = Record<string, unknown>;
+
+let compiled: ValidateFunction | undefined;
+
+/** Compiled on first use: most processes that load the package never validate anything. */
+function validator(): ValidateFunction {
+  if (!compiled) {
+    // Formats are annotations in 2020-12 (the meta-schema's own `uri` would otherwise need a plugin);
+    // the meta-schema types some keywords with unions, which strict mode only takes when told.
+    const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false, validateFormats: false });
+    compiled = ajv.compile(manifestSchema);
+  }
+  return compiled;
+}
+
+/**
+ * Validates a merged manifest against `schema/manifest.schema.json` and returns a fresh, normalized
+ * copy: missing strings are `""`, missing `tools`/`events` are `[]`, `deps` is complete, known
+ * members come first in a fixed order and members the schema does not name are kept after them.
+ * The schemas in `arguments`, `returns` and `fields` are checked against the JSON Schema 2020-12
+ * meta-schema. An `abi_version` other than `ABI_VERSION` is accepted here: refusing it is the host's
+ * call at deploy, and a reader must still be able to show what such an image declares.
+ */
+export function validateManifest(value: unknown): ManifestData {
+  const manifest = jsonCopy(value);
+  const validate = validator();
+  if (!validate(manifest)) throw fromAjv(validate.errors![0]!, manifest);
+  const data = manifest as Json;
+  checkUnique(data.tools as Json[] | undefined, 'tools', 'tool');
+  checkUnique(data.events as Json[] | undefined, 'events', 'event');
+  return normalize(data);
+}
+
+/** A deep copy that is plain JSON, so nothing returned aliases the caller's objects. */
+function jsonCopy(value: unknown): unknown {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (e) {
+    const detail = e instanceof Error ? ` (${e.message})` : '';
+    throw new ManifestError('invalid-manifest', `invalid manifest: not a JSON value${detail}`, { path: '' });
+  }
+  if (text === undefined) throw new ManifestError('invalid-manifest', 'invalid manifest: not a JSON value', { path: '' });
+  return JSON.parse(text);
+}
+
+function fromAjv(error: ErrorObject, manifest: unknown): ManifestError {
+  let path = error.instancePath;
+  let problem = error.message ?? `fails "${error.keyword}"`;
+  if (error.keyword === 'required') {
+    const member = String((error.params as { missingProperty: string }).missingProperty);
+    path = `${path}/${escapePointer(member)}`;
+    problem = 'is required and missing';
+  } else {
+    if (error.keyword === 'type') problem = problem.replace(/,/g, ' or ');
+    if (error.keyword === 'enum') {
+      problem += ` (${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')})`;
+    }
+    const found = shortJson(at(manifest, path));
+    if (found !== undefined) problem += `, found ${found}`;
+  }
+  return new ManifestError('invalid-manifest', `invalid manifest at ${path || '/'}: ${problem}`, { path });
+}
+
+function checkUnique(list: Json[] | undefined, member: 'tools' | 'events', what: string): void {
+  const seen = new Map<string, number>();
+  list?.forEach((item, index) => {
+    const name = item.name as string;
+    const first = seen.get(name);
+    if (first !== undefined) {
+      const path = `/${member}/${index}/name`;
+      throw new ManifestError('invalid-manifest', `invalid manifest at ${path}: ${what} name "${name}" is already used by /${member}/${first}`, { path });
+    }
+    seen.set(name, index);
+  });
+}
+
+function normalize(m: Json): ManifestData {
+  return ordered(m, {
+    abi_version: m.abi_version,
+    version: m.version ?? '',
+    description: m.description ?? '',
+    homepage: m.homepage ?? '',
+    repository: m.repository ?? '',
+    readme: m.readme ?? '',
+    usage: m.usage ?? '',
+    tools: ((m.tools as Json[] | undefined) ?? []).map(normalizeTool),
+    events: ((m.events as Json[] | undefined) ?? []).map(normalizeEvent),
+    deps: normalizeDeps((m.deps as Json | undefined) ?? {}),
+  }) as unknown as ManifestData;
+}
+
+function normalizeTool(t: Json): ToolSpec {
+  return ordered(t, {
+    name: t.name,
+    description: t.description ?? '',
+    arguments: t.arguments,
+    returns: t.returns,
+    query: t.query,
+    deprecated: t.deprecated,
+  }) as unknown as ToolSpec;
+}
+
+function normalizeEvent(e: Json): EventSpec {
+  return ordered(e, { name: e.name, description: e.description ?? '', fields: e.fields, deprecated: e.deprecated }) as unknown as EventSpec;
+}
+
+function normalizeDeps(d: Json): Deps {
+  return ordered(d, { programs: d.programs ?? [], syscalls: d.syscalls ?? {}, secrets: d.secrets ?? [] }) as unknown as Deps;
+}
+
+/**
+ * `known` members in their order (those still undefined, i.e. optional and absent, left out), then
+ * the source's other members. Built with Object.fromEntries so a `__proto__` member stays data.
+ */
+function ordered(source: Json, known: Json): Json {
+  const entries = Object.entries(known).filter(([, v]) => v !== undefined);
+  for (const entry of Object.entries(source)) if (!Object.hasOwn(known, entry[0])) entries.push(entry);
+  return Object.fromEntries(entries);
+}
+
+function escapePointer(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function at(value: unknown, pointer: string): unknown {
+  if (pointer === '') return value;
+  let node = value;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, token)) return undefined;
+    node = (node as Json)[token];
+  }
+  return node;
+}
+
+/** A scalar as JSON, cut short; objects and arrays are left to the path to locate. */
+function shortJson(value: unknown): string | undefined {
+  if (value === undefined || (typeof value === 'object' && value !== null)) return undefined;
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
