@@ -42,10 +42,10 @@ function jsonCopy(value: unknown): unknown {
   try {
     text = JSON.stringify(value);
   } catch (e) {
-    const detail = e instanceof Error ? ` (${e.message})` : '';
-    throw new ManifestError('invalid-manifest', `invalid manifest: not a JSON value${detail}`, { path: '' });
+    const detail = e instanceof Error ? ` (${e.message.split('\n')[0]})` : '';
+    throw new ManifestError('invalid-manifest', `invalid manifest at /: not a JSON value${detail}`, { path: '' });
   }
-  if (text === undefined) throw new ManifestError('invalid-manifest', 'invalid manifest: not a JSON value', { path: '' });
+  if (text === undefined) throw new ManifestError('invalid-manifest', 'invalid manifest at /: not a JSON value', { path: '' });
   return JSON.parse(text);
 }
 
