@@ -43,7 +43,8 @@ export class BermdError extends Error {
 
   /** The body the control API answers with: `{"error": {"code", "message", ...details}}`. */
   toBody(): { error: { code: string; message: string } & Record<string, unknown> } {
-    return { error: { ...this.details, code: this.code, message: this.message } };
+    const { code: _code, message: _message, ...details } = this.details;
+    return { error: { code: this.code, message: this.message, ...details } };
   }
 }
 

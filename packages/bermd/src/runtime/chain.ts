@@ -1,0 +1,198 @@
+/**
+ * One call as a worker runs it: the called tool and every `berm.call` it makes, each in a fresh instance,
+ * all synchronously on this worker's thread. Nested calls never wait for another worker, so a bounded
+ * pool cannot deadlock, and the call's time limit (enforced by the runner terminating this thread)
+ * covers the whole chain.
+ */
+import { createRequire } from 'node:module';
+import type { CallError } from './errors.js';
+import { AbiViolation, encodeText, isPlainObject, memorySize, pack, parseJson, readGuest, unpack, writeGuest, type GuestPort } from './guest-memory.js';
+import { HOST_CALLS, type HostCallContext, type HostEnvelope } from './host-calls.js';
+import type { GuestOutcome, Limits, ProgramPayload, WorkerMessage } from './protocol.js';
+import { violation, type Check } from './schema-issues.js';
+
+type WorkerMessageBody = WorkerMessage extends infer M ? (M extends WorkerMessage ? Omit<M, 'callId'> : never) : never;
+
+/** What a worker keeps about a deployed program between tasks: derived once, keyed by the deploy's key. */
+interface ProgramFacts {
+  imports: WebAssembly.ModuleImportDescriptor[];
+  checks?: Record<string, Check>;
+}
+
+const require = createRequire(import.meta.url);
+const CACHE_LIMIT = 128;
+const cache = new Map<number, ProgramFacts>();
+
+function factsFor(payload: ProgramPayload): ProgramFacts {
+  let facts = cache.get(payload.key);
+  if (facts !== undefined) {
+    // Re-inserting keeps the Map's order least-recently-used first.
+    cache.delete(payload.key);
+  } else {
+    facts = { imports: WebAssembly.Module.imports(payload.module) };
+    if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(payload.key, facts);
+  return facts;
+}
+
+/** Evaluates the standalone validator module compiled on the main thread (validators.ts). */
+function loadChecks(source: string): Record<string, Check> {
+  const module = { exports: {} as Record<string, Check> };
+  new Function('module', 'exports', 'require', source)(module, module.exports, require);
+  return module.exports;
+}
+
+export class LoadedProgram {
+  readonly name: string;
+  readonly payload: ProgramPayload;
+  readonly facts: ProgramFacts;
+
+  constructor(payload: ProgramPayload) {
+    this.name = payload.name;
+    this.payload = payload;
+    this.facts = factsFor(payload);
+  }
+
+  check(prefix: 't' | 'e', index: number): Check {
+    if (this.facts.checks === undefined) {
+      if (this.payload.validators === '') throw new Error(`no validators were sent for "${this.name}"`);
+      this.facts.checks = loadChecks(this.payload.validators);
+    }
+    const check = this.facts.checks[`${prefix}${index}`];
+    if (check === undefined) throw new Error(`no validator ${prefix}${index} for "${this.name}"`);
+    return check;
+  }
+}
+
+function failure(code: CallError['code'], message: string): GuestOutcome {
+  return { error: { code, message } };
+}
+
+export class Chain {
+  readonly limits: Limits;
+  posted = 0;
+  private readonly callId: number;
+  private readonly programs: Map<string, LoadedProgram>;
+  private readonly send: (message: WorkerMessage) => void;
+
+  constructor(callId: number, programs: ProgramPayload[], limits: Limits, send: (message: WorkerMessage) => void) {
+    this.callId = callId;
+    this.limits = limits;
+    this.send = send;
+    this.programs = new Map(programs.map((p) => [p.name, new LoadedProgram(p)]));
+  }
+
+  program(name: string): LoadedProgram | undefined {
+    return this.programs.get(name);
+  }
+
+  post(body: WorkerMessageBody): void {
+    this.posted++;
+    this.send({ ...body, callId: this.callId } as WorkerMessage);
+  }
+
+  /** A refusal message when `args` do not fit the tool's schema; undefined when they do. */
+  checkArguments(program: LoadedProgram, tool: string, args: unknown): string | undefined {
+    return violation(program.check('t', program.payload.tools.indexOf(tool)), 'argument', args)?.message;
+  }
+
+  checkFields(program: LoadedProgram, event: string, fields: unknown): string | undefined {
+    return violation(program.check('e', program.payload.events.indexOf(event)), 'field', fields)?.message;
+  }
+
+  /** Runs `tool` of `program` in a fresh instance. Never throws: every failure is an outcome. */
+  invoke(program: LoadedProgram, tool: string, args: string, depth: number): GuestOutcome {
+    const label = `${program.name}.${tool}`;
+    if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth });
+    let port: GuestPort | undefined;
+    const imports: Record<string, Record<string, unknown>> = {};
+    for (const imp of program.facts.imports) {
+      const dotted = `${imp.module}.${imp.name}`;
+      const serve = imp.kind === 'function' ? HOST_CALLS.get(dotted) : undefined;
+      if (serve === undefined) return failure('bad-module', `${program.name} imports ${imp.kind} ${dotted}, which this runtime does not serve`);
+      const ctx: HostCallContext = { chain: this, program, tool, depth };
+      (imports[imp.module] ??= {})[imp.name] = (ptr: number, len: number): bigint => {
+        if (port === undefined) throw new AbiViolation(`${dotted} was called before the instance was ready (from a start function)`);
+        return this.hostCall(dotted, serve, ctx, port, ptr >>> 0, len >>> 0);
+      };
+    }
+    let instance: WebAssembly.Instance;
+    try {
+      instance = new WebAssembly.Instance(program.payload.module, imports);
+    } catch (e) {
+      return this.fault(e, `${label} could not be instantiated`);
+    }
+    const { memory, berm_alloc: alloc } = instance.exports;
+    const entry = instance.exports[`berm_tool_${tool}`];
+    if (!(memory instanceof WebAssembly.Memory)) return failure('bad-module', `${program.name} does not export its memory as "memory"`);
+    if (typeof alloc !== 'function') return failure('bad-module', `${program.name} does not export berm_alloc`);
+    if (typeof entry !== 'function') return failure('bad-module', `${program.name} does not export berm_tool_${tool}`);
+    port = { memory, alloc: alloc as GuestPort['alloc'] };
+    let packed: unknown;
+    try {
+      const bytes = encodeText(args);
+      const ptr = writeGuest(port, bytes);
+      packed = (entry as (ptr: number, len: number) => unknown)(ptr, bytes.length);
+    } catch (e) {
+      return this.fault(e, label);
+    }
+    return this.envelope(port, packed, label);
+  }
+
+  private envelope(port: GuestPort, packed: unknown, label: string): GuestOutcome {
+    if (typeof packed !== 'bigint') return failure('bad-result', `${label} did not return an i64 packing (ptr << 32) | len`);
+    const { ptr, len } = unpack(packed);
+    const max = this.limits.maxResultBytes;
+    if (len > max) return failure('result-too-large', `${label} returned ${len} bytes, above the limit of ${max}`);
+    const bytes = readGuest(port, ptr, len);
+    if (bytes === undefined) return failure('bad-result', `${label} returned bytes ${ptr}..${ptr + len}, outside its ${memorySize(port)}-byte memory`);
+    let value: unknown;
+    try {
+      value = parseJson(bytes);
+    } catch (e) {
+      return failure('bad-result', `${label} returned a result that ${(e as Error).message}`);
+    }
+    if (isPlainObject(value)) {
+      const keys = Object.keys(value);
+      if (keys.length === 1 && keys[0] === 'ok') return { ok: value.ok };
+      if (keys.length === 1 && keys[0] === 'error' && typeof value.error === 'string') return failure('guest-error', value.error);
+    }
+    return failure('bad-result', `${label} returned a result that is not an envelope {"ok": value} or {"error": "message"}`);
+  }
+
+  /** A thrown guest failure as an outcome: traps by their V8 message, anything else by what it was. */
+  private fault(e: unknown, label: string): GuestOutcome {
+    if (e instanceof WebAssembly.RuntimeError) return failure('trap', `${label} trapped: ${e.message}`);
+    if (e instanceof WebAssembly.LinkError || e instanceof WebAssembly.CompileError) return failure('bad-module', `${label}: ${e.message}`);
+    if (e instanceof AbiViolation) return failure('bad-result', `${label}: ${e.message}`);
+    if (e instanceof RangeError) {
+      if (/call stack/i.test(e.message)) return failure('trap', `${label} trapped: stack overflow (${e.message})`);
+      if (/memory/i.test(e.message)) return failure('memory-limit', `${label}: ${e.message}`);
+    }
+    return failure('internal', `${label}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+
+  private hostCall(name: string, serve: (ctx: HostCallContext, request: unknown) => HostEnvelope, ctx: HostCallContext, port: GuestPort, ptr: number, len: number): bigint {
+    let answer: HostEnvelope;
+    const max = this.limits.maxResultBytes;
+    const bytes = len > max ? undefined : readGuest(port, ptr, len);
+    if (len > max) answer = { refused: `the ${name} request is ${len} bytes, above the limit of ${max}` };
+    else if (bytes === undefined) answer = { refused: `the ${name} request at ${ptr}..${ptr + len} lies outside the guest's memory` };
+    else {
+      try {
+        const request = parseJson(bytes);
+        try {
+          answer = serve(ctx, request);
+        } catch (e) {
+          answer = { failed: `${name} failed in the host: ${e instanceof Error ? e.message : String(e)}` };
+        }
+      } catch (e) {
+        answer = { refused: `the ${name} request ${(e as Error).message}` };
+      }
+    }
+    const out = encodeText(JSON.stringify(answer));
+    // A trap in berm_alloc propagates: it is the calling guest's own failure.
+    return pack(writeGuest(port, out), out.length);
+  }
+}

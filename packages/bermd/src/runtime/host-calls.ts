@@ -1,0 +1,83 @@
+/**
+ * The host calls a guest can import, keyed by dotted name (`module.field`, spec §4). Each one takes the
+ * parsed JSON request and answers an envelope; the worker does the memory plumbing around it.
+ *
+ * The ABI's own three are served here. A syscall beyond the ABI (`berm.http.fetch`, ...) plugs in as one
+ * more entry: the deploy checks consult `SERVED_HOST_CALLS` (through the operator's list of enabled
+ * syscalls), and a guest importing a name absent from this table is never instantiated.
+ */
+import { isPlainObject } from './guest-memory.js';
+import type { Chain, LoadedProgram } from './chain.js';
+
+export type HostEnvelope = { ok: unknown } | { refused: string } | { failed: string };
+
+/** Who is making a host call: the program and tool whose instance imported it, and how deep in the chain. */
+export interface HostCallContext {
+  chain: Chain;
+  program: LoadedProgram;
+  tool: string;
+  /** 0 for the tool the runner called, n for the n-th nested `berm.call`. */
+  depth: number;
+}
+
+export type HostCall = (ctx: HostCallContext, request: unknown) => HostEnvelope;
+
+/** Log levels a guest may use: MCP's (RFC 5424 names) and the two aliases Rust and JS loggers write. */
+export const LOG_LEVELS: ReadonlySet<string> = new Set(['trace', 'debug', 'info', 'notice', 'warn', 'warning', 'error', 'critical', 'alert', 'emergency']);
+
+const refused = (message: string): HostEnvelope => ({ refused: message });
+
+/** `berm.call`: run a tool of this program or of a program it declares, synchronously, in this worker. */
+const call: HostCall = (ctx, request) => {
+  if (!isPlainObject(request) || typeof request.program !== 'string' || typeof request.tool !== 'string') {
+    return refused('a berm.call request is {"program": string, "tool": string, "args": object}');
+  }
+  const { program: name, tool } = request;
+  const self = ctx.program;
+  if (name !== self.name && !self.payload.programs.includes(name)) {
+    return refused(`program "${name}" is neither "${self.name}" itself nor declared in its deps.programs`);
+  }
+  const target = ctx.chain.program(name);
+  if (target === undefined) return refused(`program "${name}" is not deployed`);
+  if (!target.payload.tools.includes(tool)) return refused(`program "${name}" has no tool "${tool}"`);
+  const limit = ctx.chain.limits.maxCallDepth;
+  if (ctx.depth >= limit) return refused(`the call chain is at its depth limit (${limit}): ${name}.${tool} was not called`);
+  const args = request.args === undefined ? {} : request.args;
+  const problem = ctx.chain.checkArguments(target, tool, args);
+  if (problem !== undefined) return refused(`${name}.${tool}: ${problem}`);
+  const outcome = ctx.chain.invoke(target, tool, JSON.stringify(args), ctx.depth + 1);
+  return 'ok' in outcome ? { ok: outcome.ok } : { failed: outcome.error.message };
+};
+
+/** `berm.log`: a line in the daemon's log, tagged with the harness and tool that wrote it. */
+const log: HostCall = (ctx, request) => {
+  if (!isPlainObject(request) || typeof request.level !== 'string' || typeof request.message !== 'string') {
+    return refused('a berm.log request is {"level": string, "message": string}');
+  }
+  if (!LOG_LEVELS.has(request.level)) return refused(`log level "${request.level}" is not one of ${[...LOG_LEVELS].join(', ')}`);
+  ctx.chain.post({ kind: 'log', harness: ctx.program.name, tool: ctx.tool, level: request.level, message: request.message });
+  return { ok: null };
+};
+
+/** `berm.emit`: a typed event, accepted only when the manifest declares it and its fields match. */
+const emit: HostCall = (ctx, request) => {
+  if (!isPlainObject(request) || typeof request.event !== 'string') {
+    return refused('a berm.emit request is {"event": string, "fields": object}');
+  }
+  const { event } = request;
+  if (!ctx.program.payload.events.includes(event)) return refused(`event "${event}" is not declared by "${ctx.program.name}"`);
+  const fields = request.fields === undefined ? {} : request.fields;
+  const problem = ctx.chain.checkFields(ctx.program, event, fields);
+  if (problem !== undefined) return refused(`event "${event}": ${problem}`);
+  ctx.chain.post({ kind: 'event', harness: ctx.program.name, tool: ctx.tool, event, fields });
+  return { ok: null };
+};
+
+export const HOST_CALLS: ReadonlyMap<string, HostCall> = new Map([
+  ['berm.call', call],
+  ['berm.log', log],
+  ['berm.emit', emit],
+]);
+
+/** The dotted names of every host call this runtime serves. */
+export const SERVED_HOST_CALLS: readonly string[] = [...HOST_CALLS.keys()];

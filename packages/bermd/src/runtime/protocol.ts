@@ -1,0 +1,52 @@
+/**
+ * What crosses between the runner (main thread) and its workers. Everything here is structured-cloneable;
+ * a `WebAssembly.Module` clones by sharing V8's compiled code, not by copying or recompiling it.
+ */
+import type { CallError } from './errors.js';
+
+/** One deployed program as a worker needs it to instantiate it and to serve its host calls. */
+export interface ProgramPayload {
+  /** The name it is deployed under: what `berm.call` requests address. */
+  name: string;
+  /** Unique per `setHarness`, so a worker's cached validators can never belong to an older deploy. */
+  key: number;
+  module: WebAssembly.Module;
+  /** In manifest order, so `t<i>` in `validators` is `tools[i]`. */
+  tools: string[];
+  /** In manifest order, so `e<i>` in `validators` is `events[i]`. */
+  events: string[];
+  /** `deps.programs`: the names this program may call besides itself. */
+  programs: string[];
+  /** Standalone validator source (see validators.ts); empty when the worker will not need it for this call. */
+  validators: string;
+}
+
+export interface Limits {
+  maxCallDepth: number;
+  maxResultBytes: number;
+}
+
+export interface Task {
+  callId: number;
+  tool: string;
+  /** The arguments as JSON text, already validated. */
+  args: string;
+  /** `programs[0]` is the called harness; the rest are the deployed programs its calls can reach. */
+  programs: ProgramPayload[];
+  limits: Limits;
+}
+
+export type GuestOutcome = { ok: unknown } | { error: CallError };
+
+export interface TaskResult {
+  outcome: GuestOutcome;
+  /** How many `WorkerMessage`s the task posted, so the runner can deliver them all before it answers. */
+  posted: number;
+}
+
+/** Posted by a worker to the main thread while a task runs (piscina emits them as the pool's 'message'). */
+export type WorkerMessage =
+  | { callId: number; kind: 'start' }
+  | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number }
+  | { callId: number; kind: 'log'; harness: string; tool: string; level: string; message: string }
+  | { callId: number; kind: 'event'; harness: string; tool: string; event: string; fields: unknown };

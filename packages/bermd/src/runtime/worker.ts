@@ -1,0 +1,19 @@
+/**
+ * The piscina worker: runs one call per task, synchronously, and posts the call's logs, events and
+ * nested-call reach to the main thread as they happen (so they survive the call timing out).
+ */
+import { parentPort } from 'node:worker_threads';
+import { Chain } from './chain.js';
+import type { Task, TaskResult, WorkerMessage } from './protocol.js';
+
+function send(message: WorkerMessage): void {
+  parentPort!.postMessage(message);
+}
+
+export default function runTask(task: Task): TaskResult {
+  const chain = new Chain(task.callId, task.programs, task.limits, send);
+  // The runner starts the call's clock on this message, so time spent queued for a worker is not counted.
+  chain.post({ kind: 'start' });
+  const outcome = chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0);
+  return { outcome, posted: chain.posted };
+}

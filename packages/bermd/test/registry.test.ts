@@ -1,0 +1,220 @@
+// The daemon's core without a socket: deploy, list, replace, undeploy, restore, and the store on disk.
+import { readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BermdError, digestOf, Registry } from 'bermd';
+import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { removeDir, tempDir } from './daemon.js';
+import { refusals } from './refusals.js';
+
+const logger = pino({ level: 'silent' });
+let stateDir: string;
+
+beforeEach(async () => {
+  stateDir = await tempDir('bermd-core-');
+});
+afterEach(async () => {
+  await removeDir(stateDir);
+});
+
+/** A clock that ticks one second per reading, so every timestamp differs. */
+function ticking(start = Date.UTC(2026, 0, 1)): () => Date {
+  let t = start;
+  return () => new Date((t += 1000));
+}
+
+const open = (now?: () => Date) => Registry.open({ stateDir, logger, now });
+const storeDir = () => path.join(stateDir, 'harnesses');
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(BermdError);
+    return (e as BermdError).code;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('Registry', () => {
+  it('deploys, lists, gets, serves the image and undeploys', async () => {
+    const registry = await open(ticking());
+    const bytes = await harnessImage(manifestWithTools(['echo', 'size']));
+    const result = await registry.deploy('echo', bytes);
+    expect(result).toEqual({
+      name: 'echo',
+      digest: digestOf(bytes),
+      version: '0.1.0',
+      tools: ['echo', 'size'],
+      events: [],
+      reported: [],
+      notices: [],
+      replaced: false,
+    });
+    expect(registry.list()).toEqual([
+      { name: 'echo', digest: digestOf(bytes), version: '0.1.0', tools: ['echo', 'size'], events: [], deployed_at: '2026-01-01T00:00:01.000Z', last_used_at: null },
+    ]);
+    expect(registry.get('echo').manifest.tools.map((t) => t.name)).toEqual(['echo', 'size']);
+    expect(Buffer.from(await registry.image('echo')).equals(Buffer.from(bytes))).toBe(true);
+    expect(registry.harness('echo')!.module).toBeInstanceOf(WebAssembly.Module);
+
+    await registry.undeploy('echo');
+    expect(registry.list()).toEqual([]);
+    expect(await codeOf(Promise.resolve().then(() => registry.get('echo')))).toBe('not-found');
+    expect(await codeOf(registry.undeploy('echo'))).toBe('not-found');
+    expect(await codeOf(registry.image('echo'))).toBe('not-found');
+    expect(await readdir(storeDir())).toEqual([]);
+  });
+
+  it('replaces a harness and says so', async () => {
+    const registry = await open(ticking());
+    await registry.deploy('h', await harnessImage(manifestWithTools(['a'])));
+    const next = await harnessImage(manifestWithTools(['a', 'b'], { version: '0.2.0' }));
+    const result = await registry.deploy('h', next);
+    expect(result.replaced).toBe(true);
+    expect(registry.list().map((h) => [h.name, h.version, h.tools, h.digest])).toEqual([['h', '0.2.0', ['a', 'b'], digestOf(next)]]);
+  });
+
+  it('lists harnesses sorted by name', async () => {
+    const registry = await open();
+    const bytes = await harnessImage();
+    for (const name of ['b', 'a-1', 'C_2']) await registry.deploy(name, bytes);
+    expect(registry.list().map((h) => h.name)).toEqual(['C_2', 'a-1', 'b']);
+  });
+
+  it('refuses names outside the rule before looking at the image', async () => {
+    const registry = await open();
+    const bytes = await harnessImage();
+    for (const name of ['a.b', '', 'x'.repeat(65), 'sp ace', 'sl/ash', '..']) {
+      expect(await codeOf(registry.deploy(name, bytes))).toBe('bad-name');
+    }
+    await registry.deploy('x'.repeat(64), bytes);
+  });
+
+  it('leaves nothing behind when it refuses an image', async () => {
+    const registry = await open();
+    for (const c of refusals) {
+      expect(await codeOf(registry.deploy('h', await c.image()))).toBe(c.code);
+    }
+    expect(registry.list()).toEqual([]);
+    expect(await readdir(storeDir())).toEqual([]);
+  });
+
+  it('keeps the old harness when a replacement is refused', async () => {
+    const registry = await open();
+    const good = await harnessImage();
+    await registry.deploy('h', good);
+    expect(await codeOf(registry.deploy('h', await harnessImage(sampleManifest(), { omit: ['berm_alloc'] })))).toBe('missing-alloc');
+    expect(registry.get('h').digest).toBe(digestOf(good));
+    expect(Buffer.from(await registry.image('h')).equals(Buffer.from(good))).toBe(true);
+  });
+
+  it('notes declared programs that are not deployed, and carries on', async () => {
+    const registry = await open();
+    const manifest = sampleManifest({ deps: { programs: ['weather', 'inner', 'outer'], syscalls: {}, secrets: [] } });
+    await registry.deploy('inner', await harnessImage());
+    const result = await registry.deploy('outer', await harnessImage(manifest));
+    expect(result.notices).toEqual([
+      { code: 'program-not-deployed', program: 'weather', message: expect.stringContaining('weather') },
+    ]);
+    expect(registry.has('outer')).toBe(true);
+  });
+
+  it('runs deploys of one name one after another, in the order they came', async () => {
+    const registry = await open();
+    const images = await Promise.all([1, 2, 3, 4, 5].map((seed) => harnessImage(sampleManifest(), { padBytes: 64 * 1024, padSeed: seed })));
+    const order: string[] = [];
+    registry.onChange((e) => order.push(e.kind === 'deployed' ? `${e.replaced}` : 'undeployed'));
+    const results = await Promise.all(images.map((bytes) => registry.deploy('h', bytes)));
+    expect(results.map((r) => r.replaced)).toEqual([false, true, true, true, true]);
+    expect(order).toEqual(['false', 'true', 'true', 'true', 'true']);
+    expect(registry.get('h').digest).toBe(digestOf(images[4]!));
+    expect(digestOf(await readFile(path.join(storeDir(), 'h.wasm')))).toBe(digestOf(images[4]!));
+    expect((await readdir(storeDir())).sort()).toEqual(['h.json', 'h.wasm']);
+  });
+
+  it('restores what it stored, with its timestamps', async () => {
+    const first = await open(ticking());
+    const a = await harnessImage(manifestWithTools(['x']));
+    const b = await harnessImage(manifestWithTools(['y', 'z']));
+    await first.deploy('a', a);
+    await first.deploy('b', b);
+    await first.recordUse('b', new Date(Date.UTC(2026, 5, 1)));
+    const before = first.list();
+    await first.close();
+
+    const second = await open();
+    expect(second.list()).toEqual(before);
+    expect(second.list()[1]!.last_used_at).toBe('2026-06-01T00:00:00.000Z');
+    expect(second.skipped).toEqual([]);
+  });
+
+  it('skips a stored image that no longer loads and restores the rest', async () => {
+    const first = await open();
+    const good = await harnessImage();
+    await first.deploy('good', good);
+    await first.deploy('bad', good);
+    await first.close();
+    // Flip bytes in the middle of the stored image: it no longer compiles or reads.
+    const badPath = path.join(storeDir(), 'bad.wasm');
+    const stored = await readFile(badPath);
+    await writeFile(badPath, stored.subarray(0, 20));
+
+    const second = await open();
+    expect(second.list().map((h) => h.name)).toEqual(['good']);
+    expect(second.skipped.map((s) => s.name)).toEqual(['bad']);
+    expect(second.skipped[0]!.code).toBe('bad-image');
+  });
+
+  it('derives metadata from the image when they disagree, as a stop between the two renames leaves them', async () => {
+    const first = await open(ticking());
+    await first.deploy('h', await harnessImage(manifestWithTools(['old'])));
+    await first.close();
+    // The new image renamed into place, the old metadata still beside it.
+    const next = await harnessImage(manifestWithTools(['new']));
+    const imagePath = path.join(storeDir(), 'h.wasm');
+    await writeFile(imagePath, next);
+    const mtime = new Date(Date.UTC(2026, 2, 3));
+    await utimes(imagePath, mtime, mtime);
+
+    const second = await open();
+    const h = second.get('h');
+    expect(h.digest).toBe(digestOf(next));
+    expect(h.tools).toEqual(['new']);
+    expect(h.deployed_at).toBe(mtime.toISOString());
+    expect(h.last_used_at).toBeNull();
+    const meta = JSON.parse(await readFile(path.join(storeDir(), 'h.json'), 'utf8'));
+    expect(meta.digest).toBe(digestOf(next));
+  });
+
+  it('removes temp files and metadata without an image on open', async () => {
+    const first = await open();
+    await first.deploy('h', await harnessImage());
+    await first.close();
+    await writeFile(path.join(storeDir(), '.tmp-h-0123456789ab'), 'half an image');
+    await writeFile(path.join(storeDir(), 'gone.json'), JSON.stringify({ name: 'gone', digest: 'sha256:00', deployed_at: 'x', last_used_at: null }));
+
+    const second = await open();
+    expect(second.list().map((h) => h.name)).toEqual(['h']);
+    expect((await readdir(storeDir())).sort()).toEqual(['h.json', 'h.wasm']);
+  });
+
+  it('stores images and metadata as whole files readable by anyone', async () => {
+    const registry = await open();
+    const bytes = await harnessImage();
+    await registry.deploy('h', bytes);
+    const meta = JSON.parse(await readFile(path.join(storeDir(), 'h.json'), 'utf8'));
+    expect(meta).toEqual({ name: 'h', digest: digestOf(bytes), deployed_at: registry.get('h').deployed_at, last_used_at: null });
+    expect((await stat(path.join(storeDir(), 'h.wasm'))).size).toBe(bytes.length);
+  });
+
+  it('finishes a deploy under way before it closes, then refuses new ones', async () => {
+    const registry = await open();
+    const deploying = registry.deploy('h', await harnessImage(sampleManifest(), { padBytes: 1 << 20 }));
+    await registry.close();
+    expect(registry.has('h')).toBe(true);
+    await expect(deploying).resolves.toMatchObject({ name: 'h' });
+    expect(await codeOf(registry.deploy('k', await harnessImage()))).toBe('shutting-down');
+  });
+});
