@@ -1,1 +1,11 @@
-export {};
+export { BaseCommand } from './base-command.js';
+export { CliError, describeFailure, type Failure } from './failure.js';
+export { EXIT, EXIT_CODES, exitCodeFor, type ExitCode } from './exit-codes.js';
+export { readImage, readImageOrManifest } from './input.js';
+export { renderManifest, type ManifestView } from './format/manifest.js';
+export { renderSchema, renderArguments } from './format/schema.js';
+export { plain, type Paint } from './format/paint.js';
+export { formatBreaksText } from './format/breaks/text.js';
+export { formatBreaksJson } from './format/breaks/json.js';
+export { formatBreaksGithub } from './format/breaks/github.js';
+export { formatBreaksMarkdown } from './format/breaks/markdown.js';

@@ -1,0 +1,42 @@
+import { Command } from '@oclif/core/command';
+import { exitCodeFor } from './exit-codes.js';
+import { describeFailure } from './failure.js';
+import { writeFailure, writeJson } from './report.js';
+
+/**
+ * What every command extends. Commands return their result from `run()`: oclif prints it
+ * for `--json`, and the command prints its human view itself. Failures are reported here,
+ * in one place: one line on stderr, or with `--json` one `{"error": {...}}` document on
+ * stdout, and the exit status from the table in exit-codes.ts.
+ */
+export abstract class BaseCommand extends Command {
+  static enableJsonFlag = true;
+
+  /**
+   * Records the command's own negative answer (breaks found, deploy refused) by its stable
+   * code. The result is still returned and printed; only the exit status changes, and since
+   * it is `process.exitCode`, it holds whatever output comes after.
+   */
+  protected answerNegatively(code: string): void {
+    process.exitCode = exitCodeFor(code);
+  }
+
+  /** How to ask for help on the command as it was typed: `crab inspect`, `berm breaks`. */
+  protected get helpCommand(): string {
+    return [this.config.bin, ...(this.id ? this.id.split(':') : [])].join(' ');
+  }
+
+  async catch(err: Error & { exitCode?: number }): Promise<void> {
+    // `this.exit(n)` (oclif's ExitError) has already chosen its status and has nothing to say.
+    if ((err as { code?: unknown }).code === 'EEXIT') {
+      process.exitCode = (err as { oclif?: { exit?: number } }).oclif?.exit ?? 0;
+      return;
+    }
+    writeFailure(describeFailure(err, this.helpCommand), this.config.bin, this.jsonEnabled());
+  }
+
+  /** Plain JSON: oclif would colour it on a terminal, and stdout must stay one JSON document. */
+  logJson(json: unknown): void {
+    writeJson(json);
+  }
+}

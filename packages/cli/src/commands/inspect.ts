@@ -1,0 +1,36 @@
+import { basename } from 'node:path';
+import * as Args from '@oclif/core/args';
+import type { ManifestData } from '@berm/manifest';
+import { BaseCommand } from '../base-command.js';
+import { stdoutPaint } from '../colour.js';
+import { renderManifest } from '../format/manifest.js';
+import { readImage } from '../input.js';
+
+export default class Inspect extends BaseCommand {
+  static summary = 'Print the manifest an image carries.';
+  static description =
+    'Reads the .berm.abi section of a wasm module or ELF file without compiling or running anything, and prints its tools, events and deps. With --json, prints exactly the merged manifest object.';
+  static examples = ['<%= config.bin %> inspect examples/echo.wasm', '<%= config.bin %> inspect --json examples/echo.wasm > manifest.json'];
+
+  static args = {
+    image: Args.string({ description: 'a wasm module or ELF file with a .berm.abi section', required: true }),
+  };
+
+  async run(): Promise<ManifestData> {
+    const { args } = await this.parse(Inspect);
+    const manifest = await readImage(args.image);
+    if (!this.jsonEnabled()) {
+      const deployed = await this.deployedPrograms();
+      this.log(renderManifest(manifest.data, { name: basename(args.image), paint: await stdoutPaint(), deployed }));
+    }
+    return manifest.toJSON();
+  }
+
+  /**
+   * The names deployed on the daemon, to mark declared programs that are not; undefined when
+   * no daemon address is given, and then nothing is marked.
+   */
+  protected async deployedPrograms(): Promise<ReadonlySet<string> | undefined> {
+    return undefined;
+  }
+}

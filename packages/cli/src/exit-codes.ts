@@ -1,0 +1,80 @@
+/**
+ * The one place where a failure's stable code becomes the process exit status (spec §7).
+ * Adding a code is one line in `EXIT_CODES`; a code absent from the table falls back on the
+ * HTTP status the daemon answered with, then on `GENERIC_FAILURE`.
+ */
+export const EXIT = {
+  ok: 0,
+  /** The command's own negative answer: breaks found, deploy refused. */
+  negative: 1,
+  /** Bad input or usage. */
+  badInput: 2,
+  /** The daemon could not be reached. */
+  unreachable: 3,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
+  // The command answered, and the answer is no.
+  'breaks-found': EXIT.negative,
+  'breaks-callers': EXIT.negative,
+
+  // Bad input: what the manifest reader rejects...
+  'not-an-image': EXIT.badInput,
+  'component-not-supported': EXIT.badInput,
+  'truncated': EXIT.badInput,
+  'no-manifest': EXIT.badInput,
+  'bad-record': EXIT.badInput,
+  'invalid-manifest': EXIT.badInput,
+  'bad-module': EXIT.badInput,
+  // ...what the command line itself rejects before reading anything.
+  'file-not-found': EXIT.badInput,
+  'is-a-directory': EXIT.badInput,
+  'file-unreadable': EXIT.badInput,
+  'not-image-or-manifest': EXIT.badInput,
+  'usage': EXIT.badInput,
+
+  // The daemon.
+  'daemon-unreachable': EXIT.unreachable,
+  'connection-lost': EXIT.unreachable,
+  'shutting-down': EXIT.unreachable,
+  // bermd refuses the image: deploy's negative answer.
+  'not-wasm': EXIT.negative,
+  'compile-error': EXIT.negative,
+  'abi-version': EXIT.negative,
+  'missing-memory': EXIT.negative,
+  'missing-alloc': EXIT.negative,
+  'missing-export': EXIT.negative,
+  'bad-export-signature': EXIT.negative,
+  'bad-import-signature': EXIT.negative,
+  'undeclared-import': EXIT.negative,
+  'unserved-syscall': EXIT.negative,
+  'unsupported-module': EXIT.negative,
+  // No harness by that name: undeploy's negative answer.
+  'not-found': EXIT.negative,
+  // bermd or the client finds the request itself bad.
+  'bad-name': EXIT.badInput,
+  'bad-image': EXIT.badInput,
+  'bad-request': EXIT.badInput,
+  'bad-url': EXIT.badInput,
+  'image-too-large': EXIT.badInput,
+  'unsupported-media-type': EXIT.badInput,
+  'unauthorized': EXIT.badInput,
+};
+
+/** Anything the table does not know: the command failed without an answer to give. */
+export const GENERIC_FAILURE: ExitCode = EXIT.negative;
+
+/**
+ * The exit status for a failure with stable code `code`. `status` is the HTTP status of a
+ * daemon answer whose code the table does not list: 409 and 422 are refusals (the daemon's
+ * negative answer), any other 4xx is input the daemon found bad.
+ */
+export function exitCodeFor(code: string, status?: number): ExitCode {
+  const known = Object.hasOwn(EXIT_CODES, code) ? EXIT_CODES[code] : undefined;
+  if (known !== undefined) return known;
+  if (status === 409 || status === 422) return EXIT.negative;
+  if (status !== undefined && status >= 400 && status < 500) return EXIT.badInput;
+  return GENERIC_FAILURE;
+}

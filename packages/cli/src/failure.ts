@@ -1,0 +1,77 @@
+import { exitCodeFor } from './exit-codes.js';
+
+/**
+ * An error the command line raises itself: a stable `code`, a message that reads after
+ * `crab: `, and the details that go with it into the `--json` error object.
+ */
+export class CliError extends Error {
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'CliError';
+    this.code = code;
+    this.details = details;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, message: this.message, ...this.details };
+  }
+}
+
+/** How a failure is reported: one line for people, one object for `--json`, one exit status. */
+export interface Failure {
+  code: string;
+  /** One line, without the program name in front. */
+  line: string;
+  json: { code: string; message: string; [detail: string]: unknown };
+  exit: number;
+}
+
+interface CodedError extends Error {
+  code?: unknown;
+  status?: unknown;
+  toJSON?: () => unknown;
+}
+
+/** oclif's own errors (parse errors, unknown commands) carry an `oclif` member; all are usage errors. */
+function isOclifError(err: Error): err is Error & { oclif: { exit?: number }; args?: unknown } {
+  return typeof (err as { oclif?: unknown }).oclif === 'object';
+}
+
+/** oclif's parse messages span lines and end with a pointer to `--help`; one line is kept. */
+function usageLine(err: Error & { args?: unknown }, helpHint: string): string {
+  if (err.constructor.name === 'RequiredArgsError' && Array.isArray(err.args)) {
+    const names = (err.args as { name?: string }[]).map((a) => (a.name ?? '').toUpperCase()).filter(Boolean);
+    return `missing ${names.length === 1 ? 'argument' : 'arguments'} ${names.join(' ')}; ${helpHint}`;
+  }
+  const lines = err.message.split('\n').map((l) => l.trim()).filter((l) => l && !/^see more help/i.test(l));
+  const text = lines.join(' ');
+  return `${text.charAt(0).toLowerCase()}${text.slice(1)}; ${helpHint}`;
+}
+
+/**
+ * Classifies anything a command can throw. `helpCommand` is how to ask for help on what was
+ * typed (`crab inspect --help`), named in usage errors.
+ */
+export function describeFailure(thrown: unknown, helpCommand: string): Failure {
+  const err: CodedError = thrown instanceof Error ? thrown : new Error(String(thrown));
+  const helpHint = `see '${helpCommand} --help'`;
+
+  if (isOclifError(err)) {
+    const line = usageLine(err, helpHint);
+    return { code: 'usage', line, json: { code: 'usage', message: line }, exit: exitCodeFor('usage') };
+  }
+
+  const code = typeof err.code === 'string' ? err.code : 'internal';
+  const status = typeof err.status === 'number' ? err.status : undefined;
+  const detail = typeof err.toJSON === 'function' ? err.toJSON() : undefined;
+  const json: Failure['json'] = {
+    ...(detail !== null && typeof detail === 'object' ? (detail as Record<string, unknown>) : {}),
+    code,
+    message: err.message,
+  };
+  if (status !== undefined && json.status === undefined) json.status = status;
+  return { code, line: err.message, json, exit: exitCodeFor(code, status) };
+}

@@ -1,0 +1,26 @@
+import type { Break } from '@berm/manifest';
+import { subjectOf } from './subject.js';
+
+/**
+ * GitHub Actions workflow commands: one `::error` annotation per break. Escaping follows the
+ * runner's rules (as @actions/core applies them): `%`, CR and LF in the message; those and
+ * `:` and `,` in property values, which would otherwise end the value.
+ */
+export function formatBreaksGithub(breaks: readonly Break[]): string {
+  if (breaks.length === 0) return 'No breaking changes.';
+  return breaks
+    .map((item) => {
+      const title = `${item.code} in ${subjectOf(item)}`;
+      const where = item.path ? ` (at ${item.path})` : '';
+      return `::error title=${escapeProperty(title)}::${escapeData(item.message + where)}`;
+    })
+    .join('\n');
+}
+
+export function escapeData(text: string): string {
+  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+export function escapeProperty(text: string): string {
+  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}

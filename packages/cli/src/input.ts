@@ -1,0 +1,106 @@
+import { open } from 'node:fs/promises';
+import { Manifest, isManifestError, readManifestFile, type ManifestError } from '@berm/manifest';
+import { CliError } from './failure.js';
+
+/**
+ * The files commands read, and every way reading them fails turned into a `CliError` that
+ * names the file: the filesystem's errors and the manifest reader's alike.
+ */
+
+/** The manifest of the image (wasm or ELF) at `file`, read with positioned reads. */
+export async function readImage(file: string): Promise<Manifest> {
+  try {
+    return await readManifestFile(file);
+  } catch (e) {
+    throw inputError(file, e);
+  }
+}
+
+const WASM_MAGIC = [0x00, 0x61, 0x73, 0x6d];
+const ELF_MAGIC = [0x7f, 0x45, 0x4c, 0x46];
+
+/**
+ * The manifest in `file`, an image or a manifest JSON file (`crab inspect --json` output),
+ * told apart by content: the wasm or ELF magic makes an image, anything else must be JSON.
+ */
+export async function readImageOrManifest(file: string): Promise<Manifest> {
+  let bytes: Uint8Array | undefined;
+  try {
+    const handle = await open(file, 'r');
+    try {
+      const head = new Uint8Array(4);
+      const { bytesRead } = await handle.read(head, 0, 4, 0);
+      const isImage = bytesRead === 4 && [WASM_MAGIC, ELF_MAGIC].some((magic) => magic.every((b, i) => head[i] === b));
+      if (!isImage) bytes = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+  } catch (e) {
+    throw inputError(file, e);
+  }
+  if (bytes === undefined) return readImage(file);
+
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new CliError('not-image-or-manifest', `'${file}' is neither a berm image nor manifest JSON: it is not UTF-8 text`, { file });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new CliError('not-image-or-manifest', `'${file}' is neither a berm image nor manifest JSON: ${why}`, { file });
+  }
+  try {
+    return Manifest.fromJSON(value);
+  } catch (e) {
+    throw inputError(file, e);
+  }
+}
+
+/** What the reader's codes say about a file, before the reader's own message. */
+const LEADS: Record<string, string> = {
+  'not-an-image': 'is not a berm image',
+  'component-not-supported': 'is not a berm image',
+  'truncated': 'is not a berm image',
+  'bad-module': 'is not a berm image',
+  'no-manifest': 'has no berm manifest',
+  'bad-record': 'has a bad manifest record',
+  'invalid-manifest': 'has an invalid manifest',
+};
+
+/** A failure to read `file`, as a `CliError` naming it; anything unforeseen passes through. */
+export function inputError(file: string, e: unknown): unknown {
+  if (isManifestError(e)) return manifestInputError(file, e);
+  const errno = e as NodeJS.ErrnoException;
+  if (e instanceof Error && typeof errno.code === 'string' && typeof errno.syscall === 'string') {
+    const details = { file, errno: errno.code };
+    switch (errno.code) {
+      case 'ENOENT':
+        return new CliError('file-not-found', `cannot read '${file}': no such file`, details);
+      case 'EISDIR':
+        return new CliError('is-a-directory', `cannot read '${file}': it is a directory`, details);
+      case 'EACCES':
+      case 'EPERM':
+        return new CliError('file-unreadable', `cannot read '${file}': permission denied`, details);
+      default:
+        return new CliError('file-unreadable', `cannot read '${file}': ${errno.message}`, details);
+    }
+  }
+  return e;
+}
+
+function manifestInputError(file: string, e: ManifestError): CliError {
+  const lead = `'${file}' ${LEADS[e.code] ?? 'cannot be read'}`;
+  // The reader's messages usually say where already; the location is added only when they do not.
+  const where: string[] = [];
+  if (e.offset !== undefined && !e.message.includes(`byte ${e.offset}`)) where.push(`byte ${e.offset}`);
+  if (e.path && !e.message.includes(e.path)) where.push(e.path);
+  const located = where.length ? `${e.message} (at ${where.join(', ')})` : e.message;
+  // `invalid manifest at /tools/0: ...` reads on from the lead without repeating it.
+  const rest = /^invalid manifest (at .*)$/s.exec(located);
+  const line = rest ? `${lead} ${rest[1]}` : `${lead}: ${located}`;
+  return new CliError(e.code, line, { file, offset: e.offset, path: e.path });
+}

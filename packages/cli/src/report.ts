@@ -1,0 +1,23 @@
+import { describeFailure, type Failure } from './failure.js';
+
+/** What `--json` prints: one JSON document, uncoloured, on stdout. */
+export function writeJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Reports a failure: one line on stderr, or `{"error": {...}}` on stdout for `--json`; sets the exit status. */
+export function writeFailure(failure: Failure, bin: string, json: boolean): void {
+  process.exitCode = failure.exit;
+  if (json) writeJson({ error: failure.json });
+  else process.stderr.write(`${bin}: ${failure.line}\n`);
+}
+
+/**
+ * Reports a failure that no command caught (an unknown command, a broken install) the way
+ * commands report theirs. `--json` counts as given when it comes before any `--`, as oclif reads it.
+ */
+export function reportUncaught(err: unknown, bin: string, argv: readonly string[]): void {
+  const end = argv.indexOf('--');
+  const json = argv.slice(0, end === -1 ? undefined : end).includes('--json');
+  writeFailure(describeFailure(err, bin), bin, json);
+}
