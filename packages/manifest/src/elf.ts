@@ -42,7 +42,8 @@ interface SectionHeader {
 /**
  * Finds every section named `.berm.abi` in an ELF file of `size` bytes (32 or 64 bit, either byte
  * order) through the section header table and the section name string table, and returns their
- * contents in header-table order. `ident` holds the file's first bytes (at least the 16 of e_ident
+ * contents in header-table order. A `truncated` error's offset is where the overrunning part starts,
+ * or the end of the file when it claims to start past it. `ident` holds the file's first bytes (at least the 16 of e_ident
  * when the file has them). Every offset and size read from the file is bounded by `size` before use.
  */
 export function* elfSections(size: number, ident: Uint8Array): Reader<Uint8Array[]> {
@@ -85,7 +86,9 @@ export function* elfSections(size: number, ident: Uint8Array): Reader<Uint8Array
   const entryAt = function* (index: number): Reader<SectionHeader> {
     const at = shoff + index * shentsize;
     if (at + layout.entrySize > size) {
-      throw new ManifestError('truncated', `ELF section header ${index} at byte ${at} runs past the end of the file (${size} bytes)`, { offset: at });
+      throw new ManifestError('truncated', `ELF section header ${index} at byte ${at} runs past the end of the file (${size} bytes)`, {
+        offset: Math.min(at, size),
+      });
     }
     const view = new DataView(...viewArgs(yield* read(at, layout.entrySize)));
     return {
@@ -111,7 +114,7 @@ export function* elfSections(size: number, ident: Uint8Array): Reader<Uint8Array
     throw new ManifestError(
       'truncated',
       `the ELF section header table at byte ${shoff} (${shnum} headers of ${shentsize} bytes) runs past the end of the file (${size} bytes)`,
-      { offset: shoff },
+      { offset: Math.min(shoff, size) },
     );
   }
   if (shstrndx === 0) {
@@ -161,7 +164,7 @@ export function* elfSections(size: number, ident: Uint8Array): Reader<Uint8Array
       throw new ManifestError(
         'truncated',
         `ELF section ${index} (${what}) at byte ${section.offset} claims ${section.size} bytes, past the end of the file (${size} bytes)`,
-        { offset: section.offset },
+        { offset: Math.min(section.offset, size) },
       );
     }
     return yield* read(section.offset, section.size);
