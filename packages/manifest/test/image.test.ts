@@ -14,6 +14,7 @@ const BULK_MEMORY_WAT = `(module
   (func (export "berm_tool_echo") (param $ptr i32) (param $len i32) (result i64)
     (memory.fill (i32.const 1024) (i32.const 0) (i32.const 64))
     (memory.copy (i32.const 2048) (local.get $ptr) (local.get $len))
+    (drop (i64.trunc_sat_f64_s (f64.const 1.5)))
     (i64.or (i64.shl (i64.const 2048) (i64.const 32)) (i64.extend_i32_u (local.get $len)))))`;
 
 function richManifest(): ManifestData {
@@ -95,7 +96,7 @@ describe('reading wasm images', () => {
     expect(Manifest.fromImage(withSection(image, 'not json', '.berm.ab')).data.abi_version).toBe(1);
   });
 
-  it('reads an image with bulk-memory code that V8 compiles, without compiling it', async () => {
+  it('reads an image with bulk-memory and saturating-truncation code that V8 compiles, without compiling it', async () => {
     const image = await buildImage(BULK_MEMORY_WAT, richManifest());
     const module = await WebAssembly.compile(image);
     expect(WebAssembly.Module.exports(module).map((e) => e.name)).toEqual(['memory', 'berm_alloc', 'berm_tool_echo']);
