@@ -25,6 +25,16 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
   app.addContentTypeParser(['application/wasm', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
+  // Answers sent while closing end their connection, so a client holding it open for keep-alive
+  // does not keep a stopping daemon waiting.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
   if (options.token !== undefined) {
     const expected = Buffer.from(`Bearer ${options.token}`);
     app.addHook('onRequest', async (request, reply) => {

@@ -17,6 +17,10 @@ export interface RunningDaemon {
   stderr(): string;
   /** Lines of the log as objects. */
   log(): Record<string, unknown>[];
+  /** Everything the daemon wrote on stdout so far. */
+  stdout(): string;
+  /** Resolves with the first log entry (already written or still to come) that `match` accepts. */
+  waitForLog(match: (entry: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** Sends `signal` and resolves with the exit code (or the killing signal's name). */
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
@@ -53,12 +57,21 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  let stdout = '';
+  const logWaiters = new Set<() => void>();
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    for (const check of [...logWaiters]) check();
+  });
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const parseLog = (): Record<string, unknown>[] =>
+    stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
 
   const url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    const onData = (chunk: string): void => {
-      stdout += chunk;
+    const onData = (): void => {
       const newline = stdout.indexOf('\n');
       if (newline < 0) return;
       const line = stdout.slice(0, newline);
@@ -75,7 +88,7 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
       child.stdout!.off('data', onData);
       child.off('exit', onExit);
     };
-    child.stdout!.setEncoding('utf8').on('data', onData);
+    child.stdout!.on('data', onData);
     child.once('exit', onExit);
   });
 
@@ -85,11 +98,26 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
     stateDir,
     process: child,
     stderr: () => stderr,
-    log: () =>
-      stderr
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    log: parseLog,
+    stdout: () => stdout,
+    waitForLog: (match) =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          const found = parseLog().find(match);
+          if (found !== undefined) {
+            logWaiters.delete(check);
+            child.off('close', onExit);
+            resolve(found);
+          }
+        };
+        const onExit = (): void => {
+          logWaiters.delete(check);
+          reject(new Error(`bermd exited before logging what was awaited:\n${stderr}`));
+        };
+        logWaiters.add(check);
+        child.once('close', onExit);
+        check();
+      }),
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
       const done = exited(child);
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

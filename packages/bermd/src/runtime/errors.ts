@@ -13,6 +13,8 @@ export type RunnerErrorCode =
   | 'bad-schema'
   /** The manifest and the module disagree, or the manifest is missing what the runtime needs. */
   | 'bad-harness'
+  /** A runner option is out of range. */
+  | 'bad-option'
   /** The runner was closed. */
   | 'closed';
 

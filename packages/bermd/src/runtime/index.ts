@@ -1,0 +1,19 @@
+export {
+  ToolRunner,
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_MAX_MEMORY_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_CALL_DEPTH,
+  type RunnerOptions,
+  type HarnessInput,
+  type CallOptions,
+  type CallOutcome,
+  type Reached,
+  type GuestLogEntry,
+  type EventHandler,
+} from './runner.js';
+export { capMemory, capPages, WASM_PAGE_BYTES } from './memory-cap.js';
+export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type CallErrorCode } from './errors.js';
+export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS, type HostCall, type HostCallContext, type HostEnvelope } from './host-calls.js';
+export { compileValidators, type HarnessValidators } from './validators.js';
+export { describeIssue, violation, type Check, type SchemaIssue } from './schema-issues.js';
