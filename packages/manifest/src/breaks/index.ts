@@ -1,15 +1,2 @@
-import type { ManifestData } from '../types.js';
-
-export type BreakCode = string;
-
-export interface Break {
-  code: BreakCode;
-  tool?: string;
-  event?: string;
-  path: string;
-  message: string;
-}
-
-export function breaks(_old: ManifestData, _next: ManifestData): Break[] {
-  throw new Error('not implemented');
-}
+export { BREAK_CODES, isBreakCode, type Break, type BreakCode } from './codes.js';
+export { breaks } from './tools.js';

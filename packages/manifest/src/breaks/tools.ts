@@ -1,0 +1,116 @@
+import type { EventSpec, ManifestData, ToolSpec } from '../types.js';
+import type { Break, BreakCode, Side } from './codes.js';
+import { oneLine } from './describe.js';
+import { type Finding, labelOf, pointerOf } from './findings.js';
+import { SchemaGraph } from './nodes.js';
+import { SchemaWalk } from './schema-walk.js';
+
+/** Which schema of which tool or event a finding is in, and how its places are named. */
+interface Scope {
+  owner: { tool: string } | { event: string };
+  /** The schema's place in the tool or event: `/arguments`, `/returns`, `/fields`. */
+  base: string;
+  /** Names the place of a finding from its label (`""` for the whole schema). */
+  subject: (label: string) => string;
+}
+
+function toolScope(tool: string, base: '/arguments' | '/returns'): Scope {
+  const name = `tool \`${tool}\``;
+  return {
+    owner: { tool },
+    base,
+    subject:
+      base === '/arguments'
+        ? (label) => (label === '' ? `the arguments object of ${name}` : `argument \`${label}\` of ${name}`)
+        : (label) => (label === '' ? `the result of ${name}` : `result field \`${label}\` of ${name}`),
+  };
+}
+
+function eventScope(event: string): Scope {
+  const name = `event \`${event}\``;
+  return {
+    owner: { event },
+    base: '/fields',
+    subject: (label) => (label === '' ? `the fields object of ${name}` : `field \`${label}\` of ${name}`),
+  };
+}
+
+function toBreak(scope: Scope, f: Finding): Break {
+  return {
+    code: f.code,
+    ...scope.owner,
+    path: scope.base + pointerOf(f.segments),
+    message: oneLine(`${scope.subject(labelOf(f.segments))} ${f.detail}`),
+  };
+}
+
+function whole(code: BreakCode, owner: Scope['owner'], path: string, message: string): Break {
+  return { code, ...owner, path, message: oneLine(message) };
+}
+
+function byName<T extends { name: string }>(list: readonly T[] | undefined): Map<string, T> {
+  const out = new Map<string, T>();
+  for (const item of list ?? []) if (!out.has(item.name)) out.set(item.name, item);
+  return out;
+}
+
+/**
+ * Compares one schema of a tool or event. Absent schemas read as `true`: a tool without
+ * `returns` promised nothing about its result. Each schema resolves its `$ref`s against
+ * itself, as it would stand alone in an MCP tool listing.
+ */
+function compareSchemas(graph: SchemaGraph, side: Side, scope: Scope, old: unknown, next: unknown): Break[] {
+  const walk = new SchemaWalk(graph, side);
+  const found = walk.compare(graph.node(old ?? true, old), graph.node(next ?? true, next));
+  return found.map((f) => toBreak(scope, f));
+}
+
+function toolBreaks(graph: SchemaGraph, old: ToolSpec, next: ToolSpec | undefined): Break[] {
+  const owner = { tool: old.name };
+  if (next === undefined) {
+    const was = old.deprecated === true ? ' (it was deprecated)' : '';
+    return [whole('tool-removed', owner, '', `tool \`${old.name}\` was removed${was}`)];
+  }
+  const out: Break[] = [];
+  if (old.query === true && next.query !== true) {
+    out.push(whole('tool-no-longer-query', owner, '/query', `tool \`${old.name}\` is no longer a query: it may now change state (query was true, now unset)`));
+  }
+  out.push(...compareSchemas(graph, 'reader', toolScope(old.name, '/arguments'), old.arguments, next.arguments));
+  out.push(...compareSchemas(graph, 'writer', toolScope(old.name, '/returns'), old.returns, next.returns));
+  return out;
+}
+
+function eventBreaks(graph: SchemaGraph, old: EventSpec, next: EventSpec | undefined): Break[] {
+  if (next === undefined) {
+    const was = old.deprecated === true ? ' (it was deprecated)' : '';
+    return [whole('event-removed', { event: old.name }, '', `event \`${old.name}\` was removed${was}`)];
+  }
+  return compareSchemas(graph, 'writer', eventScope(old.name), old.fields, next.fields);
+}
+
+/**
+ * Every way `next` breaks a caller of `old`, as data. The order is fixed: tools in old's
+ * order, then events in old's order; within one, the tool itself, then its arguments, then
+ * its result, each walked in the order old's schema lists things. Whether any of this fails
+ * a build or a deploy is for the caller to decide.
+ */
+export function breaks(old: ManifestData, next: ManifestData): Break[] {
+  const graph = new SchemaGraph();
+  const out: Break[] = [];
+  const nextTools = byName(next.tools);
+  for (const tool of byName(old.tools).values()) out.push(...toolBreaks(graph, tool, nextTools.get(tool.name)));
+  const nextEvents = byName(next.events);
+  for (const event of byName(old.events).values()) out.push(...eventBreaks(graph, event, nextEvents.get(event.name)));
+  return dedupe(out);
+}
+
+/** The same break reached twice (a branch compared as a pair and as a fallback) is listed once. */
+function dedupe(list: Break[]): Break[] {
+  const seen = new Set<string>();
+  return list.filter((b) => {
+    const key = `${b.code}\u0000${b.tool ?? ''}\u0000${b.event ?? ''}\u0000${b.path}\u0000${b.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
