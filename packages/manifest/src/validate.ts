@@ -27,13 +27,53 @@ function validator(): ValidateFunction {
  * call at deploy, and a reader must still be able to show what such an image declares.
  */
 export function validateManifest(value: unknown): ManifestData {
+  checkDepth(value);
   const manifest = jsonCopy(value);
   const validate = validator();
-  if (!validate(manifest)) throw fromAjv(validate.errors![0]!, manifest);
+  let valid: boolean;
+  try {
+    valid = validate(manifest) as boolean;
+  } catch (e) {
+    // The depth bound keeps the recursive validator well inside the stack; this is the backstop.
+    if (!(e instanceof RangeError)) throw e;
+    throw new ManifestError('invalid-manifest', `invalid manifest at /: too deeply nested to validate (${e.message})`, { path: '' });
+  }
+  if (!valid) throw fromAjv(validate.errors![0]!, manifest);
   const data = manifest as Json;
   checkUnique(data.tools as Json[] | undefined, 'tools', 'tool');
   checkUnique(data.events as Json[] | undefined, 'events', 'event');
   return normalize(data);
+}
+
+/**
+ * How deep arrays and objects may nest. Copying and validating recurse, and a hostile image can nest
+ * JSON far deeper than a stack goes (JSON.parse itself does not mind); real manifests, schemas
+ * included, stay within a few dozen levels, and the validator overflows past roughly a thousand.
+ */
+export const MAX_DEPTH = 128;
+
+/** Rejects nesting beyond MAX_DEPTH, walking with an explicit stack so the check itself cannot overflow. */
+function checkDepth(value: unknown): void {
+  interface Node {
+    value: unknown;
+    depth: number;
+    parent?: Node;
+    key?: string;
+  }
+  const stack: Node[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node.value !== 'object' || node.value === null) continue;
+    if (node.depth >= MAX_DEPTH) {
+      const tokens: string[] = [];
+      for (let n: Node | undefined = node; n?.key !== undefined; n = n.parent) tokens.push(escapePointer(n.key));
+      const path = tokens.length ? `/${tokens.reverse().join('/')}` : '';
+      throw new ManifestError('invalid-manifest', `invalid manifest at ${path}: nested deeper than ${MAX_DEPTH} levels (or circular)`, { path });
+    }
+    for (const [key, child] of Object.entries(node.value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: node.depth + 1, parent: node, key });
+    }
+  }
 }
 
 /** A deep copy that is plain JSON, so nothing returned aliases the caller's objects. */

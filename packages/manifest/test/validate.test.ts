@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { Manifest, manifestSchema } from '@berm/manifest';
+import { Manifest, manifestSchema, writeManifestSection } from '@berm/manifest';
 import { buildImage, sampleManifest } from '../../../test/helpers/wat.js';
 import { expectCode, manifestError } from './support.js';
 
@@ -79,11 +79,32 @@ describe('validation and defaults', () => {
     invalid(5, '');
     invalid(null, '');
     invalid([], '');
-    const cyclic: Record<string, unknown> = { abi_version: 1 };
-    cyclic.self = cyclic;
-    expect(invalid(cyclic, '').message).toContain('not a JSON value');
     invalid(undefined, '');
     invalid({ abi_version: 1n }, '');
+  });
+
+  it('invalid-manifest: nesting too deep for the recursive steps, or circular, at its path', async () => {
+    const nest = (levels: number) => {
+      let schema = '{"type":"string"}';
+      for (let i = 0; i < levels; i++) schema = `{"type":"object","properties":{"a":${schema}}}`;
+      return `{"abi_version":1,"tools":[{"name":"t","arguments":${schema}}]}`;
+    };
+    // A schema nested 40 objects deep is unusual but fine.
+    expect(Manifest.fromImage(await buildImage('(module)', [nest(40)])).tools).toHaveLength(1);
+    for (const levels of [100, 100_000]) {
+      const error = manifestError(() => Manifest.fromImage(Buffer.from(withDeep(levels))));
+      expectCode(error, 'invalid-manifest');
+      expect(error.path).toMatch(/^\/tools\/0\/arguments(\/properties|\/a)+$/);
+      expect(error.message).toContain('nested deeper');
+    }
+    function withDeep(levels: number) {
+      return writeManifestSection(Uint8Array.of(0, 0x61, 0x73, 0x6d, 1, 0, 0, 0), [nest(levels)]);
+    }
+    const cyclic: Record<string, unknown> = { abi_version: 1 };
+    cyclic.self = cyclic;
+    const error = manifestError(() => Manifest.fromJSON(cyclic));
+    expectCode(error, 'invalid-manifest');
+    expect(error.message).toContain('circular');
   });
 
   it('invalid-manifest: abi_version missing or not an integer', () => {
