@@ -15,6 +15,8 @@ import { SECTION_NAME } from './writer.js';
  */
 
 const NAME = new TextEncoder().encode(SECTION_NAME);
+const SECTION_NAMES = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count', 'tag'];
+
 /** One id byte and at most five bytes of LEB128 size. */
 const MAX_SECTION_HEADER = 6;
 
@@ -41,7 +43,7 @@ export function* wasmSections(size: number): Reader<Uint8Array[]> {
     if (end > size) {
       throw new ManifestError(
         'truncated',
-        `section ${id} at byte ${start} claims ${length.value} bytes, past the end of the image (${size} bytes)`,
+        `the ${SECTION_NAMES[id] ?? `id ${id}`} section at byte ${start} claims ${length.value} bytes, past the end of the image (${size} bytes)`,
         { offset: start },
       );
     }
