@@ -37,11 +37,12 @@ const call: HostCall = (ctx, request) => {
   if (name !== self.name && !self.payload.programs.includes(name)) {
     return refused(`program "${name}" is neither "${self.name}" itself nor declared in its deps.programs`);
   }
+  // Before the lookup: a task carries only the programs reachable within the depth limit (runner.ts).
+  const limit = ctx.chain.limits.maxCallDepth;
+  if (ctx.depth >= limit) return refused(`the call chain is at its depth limit (${limit}): ${name}.${tool} was not called`);
   const target = ctx.chain.program(name);
   if (target === undefined) return refused(`program "${name}" is not deployed`);
   if (!target.payload.tools.includes(tool)) return refused(`program "${name}" has no tool "${tool}"`);
-  const limit = ctx.chain.limits.maxCallDepth;
-  if (ctx.depth >= limit) return refused(`the call chain is at its depth limit (${limit}): ${name}.${tool} was not called`);
   const args = request.args === undefined ? {} : request.args;
   const problem = ctx.chain.checkArguments(target, tool, args);
   if (problem !== undefined) return refused(`${name}.${tool}: ${problem}`);

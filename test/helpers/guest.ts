@@ -1,0 +1,281 @@
+// Guests that exercise the tool runtime, written in WAT against the guest ABI (spec §4).
+// Both modules share one prelude: constants below address 1024, a bump `berm_alloc` above it that grows
+// memory as it goes and traps when it cannot, and `$put`, which appends bytes to the value being built
+// (a builder is just consecutive allocations, which a bump allocator keeps contiguous).
+import type { ManifestData } from '@berm/manifest';
+import { buildImage, sampleManifest } from './wat.js';
+
+/** WAT string literal for `data` (text is UTF-8 encoded): quotes, backslashes and non-ASCII bytes escaped. */
+function watString(data: string | Uint8Array): string {
+  let out = '';
+  for (const byte of typeof data === 'string' ? new TextEncoder().encode(data) : data) {
+    const c = String.fromCharCode(byte);
+    out += byte >= 0x20 && byte < 0x7f && c !== '"' && c !== '\\' ? c : `\\${byte.toString(16).padStart(2, '0')}`;
+  }
+  return `"${out}"`;
+}
+
+/** Constant strings laid out from address 16; each name becomes `$<name>_at` / `$<name>_len` globals. */
+function constants(strings: Record<string, string | Uint8Array>): string {
+  let at = 16;
+  const out: string[] = [];
+  for (const [name, data] of Object.entries(strings)) {
+    const len = typeof data === 'string' ? new TextEncoder().encode(data).length : data.length;
+    out.push(`(data (i32.const ${at}) ${watString(data)})`);
+    out.push(`(global $${name}_at i32 (i32.const ${at})) (global $${name}_len i32 (i32.const ${len}))`);
+    at += len + 1;
+  }
+  if (at > 1024) throw new Error('guest constants overflow the 1 KiB reserved for them');
+  return out.join('\n  ');
+}
+
+function prelude(memory: string, strings: Record<string, string | Uint8Array>): string {
+  return `
+  (memory (export "memory") ${memory})
+  (global $next (mut i32) (i32.const 1024))
+  ${constants({ ok_open: '{"ok":', close: '}', ...strings })}
+
+  (func $alloc (export "berm_alloc") (param $len i32) (result i32)
+    (local $ptr i32) (local $end i32) (local $have i32)
+    (local.set $ptr (global.get $next))
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (local.set $have (i32.mul (memory.size) (i32.const 65536)))
+    (if (i32.gt_u (local.get $end) (local.get $have))
+      (then
+        (if (i32.eq (memory.grow (i32.add (i32.shr_u (i32.sub (local.get $end) (local.get $have)) (i32.const 16)) (i32.const 1)))
+                    (i32.const -1))
+          (then unreachable))))
+    (global.set $next (local.get $end))
+    (local.get $ptr))
+
+  (func $pack (param $ptr i32) (param $len i32) (result i64)
+    (i64.or (i64.shl (i64.extend_i32_u (local.get $ptr)) (i64.const 32)) (i64.extend_i32_u (local.get $len))))
+  (func $ptr_of (param $packed i64) (result i32) (i32.wrap_i64 (i64.shr_u (local.get $packed) (i64.const 32))))
+  (func $len_of (param $packed i64) (result i32) (i32.wrap_i64 (local.get $packed)))
+
+  (func $put (param $src i32) (param $len i32)
+    (memory.copy (call $alloc (local.get $len)) (local.get $src) (local.get $len)))
+  (func $put_const (param $at i32) (param $len i32) (call $put (local.get $at) (local.get $len)))
+  ;; the bytes appended since $start, packed as a result
+  (func $since (param $start i32) (result i64)
+    (call $pack (local.get $start) (i32.sub (global.get $next) (local.get $start))))
+  ;; {"ok": <bytes>}
+  (func $ok_wrap (param $src i32) (param $len i32) (result i64) (local $start i32)
+    (local.set $start (global.get $next))
+    (call $put_const (global.get $ok_open_at) (global.get $ok_open_len))
+    (call $put (local.get $src) (local.get $len))
+    (call $put_const (global.get $close_at) (global.get $close_len))
+    (call $since (local.get $start)))
+  ;; appends the decimal digits of $n
+  (func $put_u32 (param $n i32) (local $digits i32) (local $m i32) (local $p i32)
+    (local.set $digits (i32.const 1))
+    (local.set $m (local.get $n))
+    (block $counted
+      (loop $count
+        (br_if $counted (i32.lt_u (local.get $m) (i32.const 10)))
+        (local.set $m (i32.div_u (local.get $m) (i32.const 10)))
+        (local.set $digits (i32.add (local.get $digits) (i32.const 1)))
+        (br $count)))
+    (local.set $p (i32.add (call $alloc (local.get $digits)) (local.get $digits)))
+    (loop $write
+      (local.set $p (i32.sub (local.get $p) (i32.const 1)))
+      (i32.store8 (local.get $p) (i32.add (i32.const 48) (i32.rem_u (local.get $n) (i32.const 10))))
+      (local.set $n (i32.div_u (local.get $n) (i32.const 10)))
+      (br_if $write (i32.ne (local.get $n) (i32.const 0)))))`;
+}
+
+/** Length of the string `huge` answers: past the runtime's default 1 MiB result limit, under 2 MiB. */
+export const HUGE_RESULT_CHARS = 1536 * 1024;
+export const FAIL_MESSAGE = 'the tool failed on purpose';
+
+export interface BasicOptions {
+  /** Initial memory pages (default 1). */
+  initialPages?: number;
+  /** A declared maximum in pages; none by default, so only the runtime's cap bounds growth. */
+  maxPages?: number;
+}
+
+/**
+ * A guest with no imports, one tool per way a call can end:
+ * - `echo`: `{"ok": <its arguments>}`
+ * - `fail`: `{"error": FAIL_MESSAGE}`
+ * - `trap`: executes `unreachable`
+ * - `grow`: grows memory a page at a time until `memory.grow` answers -1, then `{"ok": {"pages": <memory.size>}}`
+ * - `huge`: `{"ok": "xxx…"}` with HUGE_RESULT_CHARS x's
+ * - `raw`: answers its arguments' bytes as its whole result, so a test chooses the envelope
+ * - `garbage`: bytes that are not UTF-8
+ * - `wild`: a result pointer far outside its memory
+ */
+export function basicWat(options: BasicOptions = {}): string {
+  const memory = `${options.initialPages ?? 1}${options.maxPages === undefined ? '' : ` ${options.maxPages}`}`;
+  return `(module${prelude(memory, {
+    fail: JSON.stringify({ error: FAIL_MESSAGE }),
+    pages_open: '{"ok":{"pages":',
+    pages_close: '}}',
+    huge_open: '{"ok":"',
+    huge_close: '"}',
+    garbage: Uint8Array.from([0xff, 0xfe, ...new TextEncoder().encode(' not json')]),
+  })}
+
+  (func (export "berm_tool_echo") (param $ptr i32) (param $len i32) (result i64)
+    (call $ok_wrap (local.get $ptr) (local.get $len)))
+
+  (func (export "berm_tool_fail") (param i32 i32) (result i64)
+    (call $pack (global.get $fail_at) (global.get $fail_len)))
+
+  (func (export "berm_tool_trap") (param i32 i32) (result i64)
+    unreachable)
+
+  (func (export "berm_tool_grow") (param i32 i32) (result i64) (local $start i32)
+    (block $full
+      (loop $more
+        (br_if $full (i32.eq (memory.grow (i32.const 1)) (i32.const -1)))
+        (br $more)))
+    (local.set $start (global.get $next))
+    (call $put_const (global.get $pages_open_at) (global.get $pages_open_len))
+    (call $put_u32 (memory.size))
+    (call $put_const (global.get $pages_close_at) (global.get $pages_close_len))
+    (call $since (local.get $start)))
+
+  (func (export "berm_tool_huge") (param i32 i32) (result i64) (local $start i32)
+    (local.set $start (global.get $next))
+    (call $put_const (global.get $huge_open_at) (global.get $huge_open_len))
+    (memory.fill (call $alloc (i32.const ${HUGE_RESULT_CHARS})) (i32.const 120) (i32.const ${HUGE_RESULT_CHARS}))
+    (call $put_const (global.get $huge_close_at) (global.get $huge_close_len))
+    (call $since (local.get $start)))
+
+  (func (export "berm_tool_raw") (param $ptr i32) (param $len i32) (result i64)
+    (call $pack (local.get $ptr) (local.get $len)))
+
+  (func (export "berm_tool_garbage") (param i32 i32) (result i64)
+    (call $pack (global.get $garbage_at) (global.get $garbage_len)))
+
+  (func (export "berm_tool_wild") (param i32 i32) (result i64)
+    (call $pack (i32.const 0xffff0000) (i32.const 16)))
+)`;
+}
+
+const anyObject = { type: 'object' };
+
+function tool(name: string, description: string, args: object = anyObject): ManifestData['tools'][number] {
+  return { name, description, arguments: args };
+}
+
+export function basicManifest(): ManifestData {
+  return sampleManifest({
+    description: 'Ends a call in every way the runtime distinguishes',
+    usage: '',
+    tools: [
+      tool('echo', 'Answers its arguments.'),
+      tool('fail', 'Answers an error envelope.'),
+      tool('trap', 'Traps.'),
+      tool('grow', 'Grows memory until it cannot and reports the pages it has.'),
+      tool('huge', 'Answers a string of 1.5 MiB.'),
+      tool('raw', 'Answers its arguments as the whole envelope.'),
+      tool('garbage', 'Answers bytes that are not UTF-8.'),
+      tool('wild', 'Answers a pointer outside its memory.'),
+    ],
+  });
+}
+
+export const FORECAST_LOG = { level: 'info', message: 'forecast ran' };
+export const SPIN_LOG = { level: 'info', message: 'spinning' };
+
+/**
+ * A guest that relays requests to the ABI's host calls, so tests drive nested calls, logs and events
+ * from the arguments:
+ * - `call` / `log` / `emit`: its arguments are the request to `berm.call` / `berm.log` / `berm.emit`;
+ *   it answers `{"ok": <the host's envelope>}`
+ * - `chain`: arguments `{"program": P}`; calls P's `chain` with the same arguments, and answers
+ *   `{"ok": <the host's envelope>}`, so a chain of n successful levels nests n `ok`s around the refusal that ends it
+ *   (the request is `{"tool":"chain","args":` + A + `,` + A without its `{`, which names the program from A)
+ * - `forecast`: arguments `{"days": integer}`; logs FORECAST_LOG, then answers its arguments
+ * - `spin`: logs SPIN_LOG, then loops forever
+ */
+export function relayWat(): string {
+  return `(module
+  (import "berm" "call" (func $host_call (param i32 i32) (result i64)))
+  (import "berm" "log" (func $host_log (param i32 i32) (result i64)))
+  (import "berm" "emit" (func $host_emit (param i32 i32) (result i64)))${prelude('1', {
+    chain_open: '{"tool":"chain","args":',
+    comma: ',',
+    forecast_log: JSON.stringify(FORECAST_LOG),
+    spin_log: JSON.stringify(SPIN_LOG),
+  })}
+
+  ;; the host's envelope as this tool's result: {"ok": <envelope>}
+  (func $relay (param $envelope i64) (result i64)
+    (call $ok_wrap (call $ptr_of (local.get $envelope)) (call $len_of (local.get $envelope))))
+
+  (func (export "berm_tool_call") (param $ptr i32) (param $len i32) (result i64)
+    (call $relay (call $host_call (local.get $ptr) (local.get $len))))
+  (func (export "berm_tool_log") (param $ptr i32) (param $len i32) (result i64)
+    (call $relay (call $host_log (local.get $ptr) (local.get $len))))
+  (func (export "berm_tool_emit") (param $ptr i32) (param $len i32) (result i64)
+    (call $relay (call $host_emit (local.get $ptr) (local.get $len))))
+
+  (func (export "berm_tool_chain") (param $ptr i32) (param $len i32) (result i64) (local $start i32)
+    (local.set $start (global.get $next))
+    (call $put_const (global.get $chain_open_at) (global.get $chain_open_len))
+    (call $put (local.get $ptr) (local.get $len))
+    (call $put_const (global.get $comma_at) (global.get $comma_len))
+    (call $put (i32.add (local.get $ptr) (i32.const 1)) (i32.sub (local.get $len) (i32.const 1)))
+    (call $relay (call $host_call (local.get $start) (i32.sub (global.get $next) (local.get $start)))))
+
+  (func (export "berm_tool_forecast") (param $ptr i32) (param $len i32) (result i64)
+    (drop (call $host_log (global.get $forecast_log_at) (global.get $forecast_log_len)))
+    (call $ok_wrap (local.get $ptr) (local.get $len)))
+
+  (func (export "berm_tool_spin") (param i32 i32) (result i64)
+    (drop (call $host_log (global.get $spin_log_at) (global.get $spin_log_len)))
+    (loop $forever (br $forever))
+    (i64.const 0))
+)`;
+}
+
+/** `programs`: the relay's `deps.programs`, the names its `berm.call` may reach besides its own. */
+export function relayManifest(programs: string[] = []): ManifestData {
+  return sampleManifest({
+    description: 'Relays requests from its arguments to the host calls',
+    usage: '',
+    tools: [
+      tool('call', 'Its arguments are a berm.call request.'),
+      tool('log', 'Its arguments are a berm.log request.'),
+      tool('emit', 'Its arguments are a berm.emit request.'),
+      tool('chain', 'Calls the chain tool of the program its arguments name.', {
+        type: 'object',
+        properties: { program: { type: 'string' } },
+        required: ['program'],
+      }),
+      tool('forecast', 'Logs that it ran and answers its arguments.', {
+        type: 'object',
+        properties: { days: { type: 'integer', format: 'uint32', minimum: 0 } },
+        required: ['days'],
+      }),
+      tool('spin', 'Logs, then never returns.'),
+    ],
+    events: [
+      {
+        name: 'reading',
+        description: 'A temperature reading.',
+        fields: { type: 'object', properties: { celsius: { type: 'number' } }, required: ['celsius'] },
+      },
+    ],
+    deps: { programs, syscalls: {}, secrets: [] },
+  });
+}
+
+export interface GuestImage {
+  bytes: Uint8Array;
+  manifest: ManifestData;
+}
+
+export async function basicImage(options: BasicOptions = {}): Promise<GuestImage> {
+  const manifest = basicManifest();
+  return { bytes: await buildImage(basicWat(options), manifest), manifest };
+}
+
+export async function relayImage(programs: string[] = []): Promise<GuestImage> {
+  const manifest = relayManifest(programs);
+  return { bytes: await buildImage(relayWat(), manifest), manifest };
+}
