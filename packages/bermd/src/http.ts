@@ -12,6 +12,9 @@ export interface HttpOptions {
   token?: string;
 }
 
+/** How much of a too-large body is read and dropped so its sender gets the 413; past this the connection is closed. */
+const DRAIN_LIMIT = 1024 ** 3;
+
 interface NameParams { name: string }
 interface DeployQuery { force?: string }
 
@@ -52,6 +55,19 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
       return reply.code(error.status).send(error.toBody());
     }
     const translated = translateFrameworkError(error, options.maxImageSize);
+    const declared = Number(request.headers['content-length']);
+    if (translated.code === 'image-too-large' && !request.raw.complete && !(declared > DRAIN_LIMIT)) {
+      // Fastify closes the connection here, but a client still sending its image then sees a broken
+      // pipe, never the 413. The rest of the body is read and dropped instead (up to a bound), so
+      // the answer arrives.
+      reply.removeHeader('connection');
+      let drained = 0;
+      request.raw.on('data', (chunk: Buffer) => {
+        drained += chunk.length;
+        if (drained > DRAIN_LIMIT) request.raw.destroy();
+      });
+      request.raw.resume();
+    }
     if (translated.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.code(translated.status).send(translated.toBody());
   });

@@ -1,0 +1,166 @@
+// The client against a real bermd process (and, for failures bermd never produces, tiny stand-in servers).
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BermClient, BermClientError, DaemonUnreachableError, DEFAULT_URL } from '@berm/client';
+import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
+
+const sha256 = (bytes: Uint8Array): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+async function failure(p: Promise<unknown>): Promise<BermClientError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(BermClientError);
+    return e as BermClientError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** A port nothing listens on: one the kernel just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function standIn(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+describe('BermClient', () => {
+  let d: RunningDaemon;
+  let client: BermClient;
+  beforeAll(async () => {
+    d = await startDaemon({ args: ['--max-image-size', '1M'] });
+    client = new BermClient(d.url);
+  });
+  afterAll(async () => {
+    await client.close();
+    await d.stop();
+    await removeDir(d.stateDir);
+  });
+
+  it('deploys, replaces, lists, gets, fetches the image and undeploys', async () => {
+    const v1 = await harnessImage(manifestWithTools(['echo', 'size']));
+    const first = await client.deploy('echo', v1);
+    expect(first).toEqual({ name: 'echo', digest: sha256(v1), version: '0.1.0', tools: ['echo', 'size'], events: [], reported: [], notices: [], replaced: false });
+    const v2 = await harnessImage(manifestWithTools(['echo'], { version: '0.2.0' }));
+    const second = await client.deploy('echo', v2, { force: true });
+    expect(second.replaced).toBe(true);
+    expect(second.digest).toBe(sha256(v2));
+
+    const list = await client.list();
+    expect(list.map((h) => [h.name, h.version, h.digest, h.last_used_at])).toEqual([['echo', '0.2.0', sha256(v2), null]]);
+    const detail = await client.get('echo');
+    expect(detail.manifest.version).toBe('0.2.0');
+    expect(sha256(await client.image('echo'))).toBe(sha256(v2));
+
+    await client.undeploy('echo');
+    expect(await client.list()).toEqual([]);
+  });
+
+  it("carries the daemon's code, status, message and body on a refusal", async () => {
+    const e = await failure(client.deploy('h', await harnessImage(manifestWithTools(['a', 'b']), { omit: ['berm_tool_b'] })));
+    expect(e.code).toBe('missing-export');
+    expect(e.status).toBe(422);
+    expect(e.message).toContain('berm_tool_b');
+    expect((e.body!.problems as { export: string }[])[0]!.export).toBe('berm_tool_b');
+    expect(e.toJSON()).toMatchObject({ code: 'missing-export', status: 422, problems: [expect.objectContaining({ code: 'missing-export' })] });
+  });
+
+  it('maps each HTTP error to its code', async () => {
+    expect((await failure(client.get('nope'))).code).toBe('not-found');
+    expect((await failure(client.get('nope'))).status).toBe(404);
+    expect((await failure(client.undeploy('nope'))).code).toBe('not-found');
+    expect((await failure(client.image('nope'))).code).toBe('not-found');
+    const bad = await failure(client.deploy('h', new TextEncoder().encode('not an image')));
+    expect([bad.code, bad.status, bad.body?.reason]).toEqual(['bad-image', 400, 'not-an-image']);
+  });
+
+  it('gets 413 image-too-large for an image past the daemon limit, even while still sending it', async () => {
+    const big = await harnessImage(sampleManifest(), { padBytes: 8 * 1024 * 1024 });
+    const e = await failure(client.deploy('big', big));
+    expect([e.code, e.status]).toEqual(['image-too-large', 413]);
+    expect(await client.list()).toEqual([]);
+  });
+
+  it('refuses a name outside the rule without sending anything', async () => {
+    for (const name of ['a.b', '..', '', 'a/b']) {
+      const e = await failure(client.get(name));
+      expect([e.code, e.status]).toEqual(['bad-name', undefined]);
+    }
+  });
+
+  it('says the daemon is unreachable when nothing listens at its address', async () => {
+    const port = await closedPort();
+    const lonely = new BermClient(`http://127.0.0.1:${port}`);
+    try {
+      const e = await failure(lonely.list());
+      expect(e).toBeInstanceOf(DaemonUnreachableError);
+      expect(e.code).toBe('daemon-unreachable');
+      expect(e.status).toBeUndefined();
+      expect(e.message).toContain(`http://127.0.0.1:${port}`);
+      expect(e.message).toContain('ECONNREFUSED');
+      expect((e as DaemonUnreachableError).hint).toContain('bermd');
+    } finally {
+      await lonely.close();
+    }
+  });
+
+  it('rejects a base URL that is not http', () => {
+    for (const url of ['not a url', 'ftp://127.0.0.1/']) {
+      expect(() => new BermClient(url)).toThrow(BermClientError);
+    }
+    expect(new BermClient().url).toBe(DEFAULT_URL);
+    expect(new BermClient('http://127.0.0.1:9/').url).toBe('http://127.0.0.1:9');
+  });
+
+  it('tells a connection that dies from one never made, and a non-bermd answer from an error', async () => {
+    const hangUp = await standIn((req) => req.socket.destroy());
+    const html = await standIn((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>bad gateway</h1>'));
+    try {
+      const lost = new BermClient(hangUp.url);
+      expect((await failure(lost.list())).code).toBe('connection-lost');
+      await lost.close();
+      const proxy = new BermClient(html.url);
+      const e = await failure(proxy.list());
+      expect([e.code, e.status]).toEqual(['unexpected-response', 502]);
+      expect(e.message).toContain('bad gateway');
+      await proxy.close();
+    } finally {
+      hangUp.server.close();
+      html.server.close();
+    }
+  });
+});
+
+describe('BermClient with a token', () => {
+  it('sends it as a bearer token; without it the daemon answers unauthorized', async () => {
+    const dir = await tempDir('bermd-client-token-');
+    await writeFile(path.join(dir, 'token'), 'tok-123');
+    const d = await startDaemon({ args: ['--token-file', path.join(dir, 'token')] });
+    const withToken = new BermClient(d.url, { token: 'tok-123' });
+    const without = new BermClient(d.url);
+    try {
+      await withToken.deploy('h', await harnessImage());
+      expect((await withToken.list()).map((h) => h.name)).toEqual(['h']);
+      const e = await failure(without.list());
+      expect([e.code, e.status]).toEqual(['unauthorized', 401]);
+    } finally {
+      await withToken.close();
+      await without.close();
+      await d.stop();
+      await removeDir(d.stateDir);
+      await removeDir(dir);
+    }
+  });
+});
