@@ -32,6 +32,9 @@ export abstract class BaseCommand extends Command {
       process.exitCode = (err as { oclif?: { exit?: number } }).oclif?.exit ?? 0;
       return;
     }
+    // A command whose arguments failed to parse did call `parse`: without this, oclif (under
+    // NODE_ENV=development or test) warns on stderr that it never did.
+    this.parsed = true;
     writeFailure(describeFailure(err, this.helpCommand), this.config.bin, this.jsonEnabled());
   }
 

@@ -94,9 +94,10 @@ export function inputError(file: string, e: unknown): unknown {
 
 function manifestInputError(file: string, e: ManifestError): CliError {
   const lead = `'${file}' ${LEADS[e.code] ?? 'cannot be read'}`;
-  // The reader's messages usually say where already; the location is added only when they do not.
+  // The reader's messages usually say where already; the location is added only when they do
+  // not, and byte 0 (the file's first bytes are wrong) goes without saying.
   const where: string[] = [];
-  if (e.offset !== undefined && !e.message.includes(`byte ${e.offset}`)) where.push(`byte ${e.offset}`);
+  if (e.offset && !e.message.includes(`byte ${e.offset}`)) where.push(`byte ${e.offset}`);
   if (e.path && !e.message.includes(e.path)) where.push(e.path);
   const located = where.length ? `${e.message} (at ${where.join(', ')})` : e.message;
   // `invalid manifest at /tools/0: ...` reads on from the lead without repeating it.

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ManifestError } from '@berm/manifest';
+import { CliError, EXIT, EXIT_CODES, describeFailure, exitCodeFor } from '@berm/cli';
+
+describe('exitCodeFor', () => {
+  it('maps every manifest reader code to bad input', () => {
+    for (const code of ['not-an-image', 'component-not-supported', 'truncated', 'no-manifest', 'bad-record', 'invalid-manifest']) {
+      expect(exitCodeFor(code), code).toBe(2);
+    }
+  });
+
+  it('maps negative answers to 1, usage to 2 and an unreachable daemon to 3', () => {
+    expect(exitCodeFor('breaks-found')).toBe(EXIT.negative);
+    expect(exitCodeFor('breaks-callers')).toBe(1);
+    expect(exitCodeFor('usage')).toBe(2);
+    expect(exitCodeFor('file-not-found')).toBe(2);
+    expect(exitCodeFor('daemon-unreachable')).toBe(3);
+  });
+
+  it('falls back on the HTTP status for codes the table does not know', () => {
+    expect(exitCodeFor('some-refusal', 422)).toBe(1);
+    expect(exitCodeFor('some-conflict', 409)).toBe(1);
+    expect(exitCodeFor('some-bad-request', 400)).toBe(2);
+    expect(exitCodeFor('some-missing', 404)).toBe(2);
+    expect(exitCodeFor('some-server-error', 500)).toBe(1);
+    expect(exitCodeFor('internal')).toBe(1);
+  });
+
+  it('lets the table win over the status', () => {
+    expect(exitCodeFor('breaks-callers', 400)).toBe(1);
+  });
+
+  it('has no code that would be read from the prototype', () => {
+    expect(exitCodeFor('toString')).toBe(1);
+    expect(Object.getPrototypeOf(EXIT_CODES)).toBe(Object.prototype);
+  });
+});
+
+describe('describeFailure', () => {
+  it('keeps the code, message and details of a CliError', () => {
+    const f = describeFailure(new CliError('file-not-found', "cannot read 'x': no such file", { file: 'x' }), 'crab inspect');
+    expect(f).toEqual({
+      code: 'file-not-found',
+      line: "cannot read 'x': no such file",
+      json: { code: 'file-not-found', message: "cannot read 'x': no such file", file: 'x' },
+      exit: 2,
+    });
+  });
+
+  it('carries a ManifestError offset and path into the JSON', () => {
+    const f = describeFailure(new ManifestError('truncated', 'cut short', { offset: 9 }), 'crab inspect');
+    expect(f.json).toMatchObject({ code: 'truncated', message: 'cut short', offset: 9 });
+    expect(f.exit).toBe(2);
+  });
+
+  it('uses the status of a daemon error the table does not list', () => {
+    const err = Object.assign(new Error('image refused'), { code: 'missing-export', status: 422 });
+    const f = describeFailure(err, 'crab deploy');
+    expect(f.exit).toBe(1);
+    expect(f.json).toEqual({ code: 'missing-export', message: 'image refused', status: 422 });
+  });
+
+  it('reports anything else as an internal failure', () => {
+    const f = describeFailure('boom', 'crab');
+    expect(f).toMatchObject({ code: 'internal', line: 'boom', exit: 1 });
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { Break } from '@berm/manifest';
+import { formatBreaksGithub, formatBreaksJson, formatBreaksMarkdown, formatBreaksText, type Paint } from '@berm/cli';
+
+const sample: Break[] = [
+  { code: 'argument-newly-required', tool: 'forecast', path: '/arguments/required/days', message: 'argument days is now required' },
+  { code: 'tool-removed', tool: 'reset', path: '', message: 'tool reset is gone' },
+  { code: 'field-no-longer-always-present', tool: 'forecast', path: '/returns/properties/low', message: 'low may be absent' },
+  { code: 'event-removed', event: 'alert', path: '', message: 'event alert is gone' },
+];
+
+const tagged: Paint = {
+  bold: (t) => `<b>${t}</b>`,
+  dim: (t) => `<dim>${t}</dim>`,
+  red: (t) => `<red>${t}</red>`,
+  yellow: (t) => `<yellow>${t}</yellow>`,
+  green: (t) => `<green>${t}</green>`,
+  cyan: (t) => `<cyan>${t}</cyan>`,
+};
+
+describe('formatBreaksText', () => {
+  it('groups by tool or event in order of appearance, one line per break, then a summary', () => {
+    expect(formatBreaksText(sample).split('\n')).toEqual([
+      'tool forecast',
+      '  argument-newly-required         argument days is now required  /arguments/required/days',
+      '  field-no-longer-always-present  low may be absent  /returns/properties/low',
+      'tool reset',
+      '  tool-removed                    tool reset is gone',
+      'event alert',
+      '  event-removed                   event alert is gone',
+      '',
+      '4 breaking changes in 2 tools and 1 event',
+    ]);
+  });
+
+  it('says so when there is nothing', () => {
+    expect(formatBreaksText([])).toBe('No breaking changes.');
+  });
+
+  it('keeps each break on one line and counts one break in the singular', () => {
+    const text = formatBreaksText([{ code: 'tool-removed', tool: 't', path: '', message: 'gone\nfor good' }]);
+    expect(text.split('\n')).toEqual(['tool t', '  tool-removed  gone for good', '', '1 breaking change in 1 tool']);
+  });
+
+  it('colours headings, codes and paths', () => {
+    const text = formatBreaksText(sample.slice(0, 1), tagged);
+    expect(text).toContain('<b>tool forecast</b>');
+    expect(text).toContain('<red>argument-newly-required</red>');
+    expect(text).toContain('<dim>/arguments/required/days</dim>');
+  });
+});
+
+describe('formatBreaksJson', () => {
+  it('is the array of break objects', () => {
+    expect(JSON.parse(formatBreaksJson(sample))).toEqual(sample);
+    expect(JSON.parse(formatBreaksJson([]))).toEqual([]);
+  });
+});
+
+describe('formatBreaksGithub', () => {
+  it('prints one ::error annotation per break with a title naming the code and the subject', () => {
+    expect(formatBreaksGithub(sample.slice(0, 2)).split('\n')).toEqual([
+      '::error title=argument-newly-required in tool forecast::argument days is now required (at /arguments/required/days)',
+      '::error title=tool-removed in tool reset::tool reset is gone',
+    ]);
+  });
+
+  it('escapes %, CR and LF in messages, and also : and , in properties', () => {
+    const nasty: Break = { code: 'type-changed', tool: 'a,b:c', path: '/x', message: '100% sure\r\nreally: yes, no' };
+    expect(formatBreaksGithub([nasty])).toBe('::error title=type-changed in tool a%2Cb%3Ac::100%25 sure%0D%0Areally: yes, no (at /x)');
+  });
+
+  it('annotates nothing when there is nothing', () => {
+    expect(formatBreaksGithub([])).not.toContain('::');
+  });
+});
+
+describe('formatBreaksMarkdown', () => {
+  it('is a summary line and a table, one row per break', () => {
+    expect(formatBreaksMarkdown(sample.slice(1, 2).concat(sample[3]!)).split('\n')).toEqual([
+      '**2 breaking changes**',
+      '',
+      '| Concerns | Break | Where | What |',
+      '| --- | --- | --- | --- |',
+      '| tool `reset` | `tool-removed` |  | tool reset is gone |',
+      '| event `alert` | `event-removed` |  | event alert is gone |',
+    ]);
+  });
+
+  it('escapes pipes, newlines, markup and backticks so each break stays one row of four cells', () => {
+    const nasty: Break = { code: 'type-changed', tool: 'a`b', path: '/p|q', message: 'x | y\n<b>z</b> & w' };
+    const row = formatBreaksMarkdown([nasty]).split('\n')[4];
+    expect(row).toBe('| tool `` a`b `` | `type-changed` | `/p\\|q` | x \\| y &lt;b&gt;z&lt;/b&gt; &amp; w |');
+    // Four cells: the unescaped pipes are exactly the five borders.
+    expect(row!.split(/(?<!\\)\|/).length).toBe(6);
+  });
+
+  it('says so when there is nothing', () => {
+    expect(formatBreaksMarkdown([])).toBe('**No breaking changes.**');
+  });
+});

@@ -1,0 +1,72 @@
+// Runs the real command line (`node bin/crab ...` from the repository root) as a child process,
+// with image and manifest files written to a temporary directory.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  bin?: 'crab' | 'berm';
+  /** Variables to set, or (undefined) to remove, over a colour-neutral environment. */
+  env?: Record<string, string | undefined>;
+}
+
+/** The environment with everything that decides colour or a daemon address taken out. */
+function neutralEnv(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['FORCE_COLOR', 'NO_COLOR', 'TF_BUILD', 'BERM_URL', 'CRAB_CONTENT_TYPE', 'BERM_CONTENT_TYPE', 'DEBUG', 'NODE_ENV']) delete env[name];
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  const bin = join('bin', options.bin ?? 'crab');
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { cwd: repoRoot, env: neutralEnv(options.env ?? {}), encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') reject(error);
+        else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** A temporary directory for one test file's fixtures. */
+export class Scratch {
+  private constructor(readonly dir: string) {}
+
+  static async create(): Promise<Scratch> {
+    return new Scratch(await mkdtemp(join(tmpdir(), 'berm-cli-')));
+  }
+
+  /** Writes `content` as `name` and returns its path. */
+  async write(name: string, content: Uint8Array | string): Promise<string> {
+    const path = join(this.dir, name);
+    await writeFile(path, content);
+    return path;
+  }
+
+  async remove(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The smallest module an image needs: nothing in it is compiled or run by these commands. */
+export const MINIMAL_WAT = '(module (memory (export "memory") 1))';
+
+export const ANSI = /\u001b\[[0-9;]*m/;
