@@ -34,6 +34,10 @@ export function nodeText(node: SchemaNode, graph: SchemaGraph): string {
   return typesText(node.types);
 }
 
+export function plural(count: number, unit: string): string {
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+}
+
 export function limitText(value: number, unit: string): string {
-  return Number.isFinite(value) ? `${value} ${unit}` : 'no limit';
+  return Number.isFinite(value) ? plural(value, unit) : 'no limit';
 }

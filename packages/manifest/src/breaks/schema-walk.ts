@@ -1,5 +1,5 @@
 import { type BreakCode, type Side, SIDE_CODES } from './codes.js';
-import { limitText, nodeText, valuesText, valueText } from './describe.js';
+import { limitText, nodeText, plural, valuesText, valueText } from './describe.js';
 import { type Finding, finding, type Segment, segment, under } from './findings.js';
 import { canonical, EVERY_TYPE, isObject, type JsonType, TYPE_ORDER, typeAllows, typeOfValue } from './json.js';
 import type { SchemaGraph, SchemaNode } from './nodes.js';
@@ -285,8 +285,8 @@ export class SchemaWalk {
         finding(
           code,
           this.reader
-            ? `now accepts at most ${limitText(maxLengthOf(next), 'characters')} (${change('maxLength', old, next)})`
-            : `may now be longer than ${limitText(maxLengthOf(old), 'characters')} (${change('maxLength', old, next)})`,
+            ? `now accepts at most ${limitText(maxLengthOf(next), 'character')} (${change('maxLength', old, next)})`
+            : `may now be longer than ${limitText(maxLengthOf(old), 'character')} (${change('maxLength', old, next)})`,
         ),
       );
     }
@@ -295,8 +295,8 @@ export class SchemaWalk {
         finding(
           code,
           this.reader
-            ? `now needs at least ${minLengthOf(next)} characters (${change('minLength', old, next)})`
-            : `may now be shorter than ${minLengthOf(old)} characters (${change('minLength', old, next)})`,
+            ? `now needs at least ${plural(minLengthOf(next), 'character')} (${change('minLength', old, next)})`
+            : `may now be shorter than ${plural(minLengthOf(old), 'character')} (${change('minLength', old, next)})`,
         ),
       );
     }
@@ -367,23 +367,27 @@ export class SchemaWalk {
     const nextShape = arrayShape(next);
     const [narrow, wide] = this.narrowWide(oldShape, nextShape);
     const code: BreakCode = 'array-constraint-changed';
-    const counts = (name: string, o: number, n: number): string => `${name} was ${o}, now ${n}`;
+    const count = (n: number): string => (Number.isFinite(n) ? String(n) : 'unset');
+    const counts = (name: string, o: number, n: number): string => `${name} was ${count(o)}, now ${count(n)}`;
     if (narrow.min < wide.min) {
+      const sides = counts('minItems', oldShape.min, nextShape.min);
       out.push(
         finding(
           code,
           this.reader
-            ? `now needs at least ${nextShape.min} items (${counts('minItems', oldShape.min, nextShape.min)})`
-            : `may now have fewer than ${oldShape.min} items (${counts('minItems', oldShape.min, nextShape.min)})`,
+            ? `now needs at least ${plural(nextShape.min, 'item')} (${sides})`
+            : `may now have fewer than ${plural(oldShape.min, 'item')} (${sides})`,
         ),
       );
     }
     if (narrow.max > wide.max) {
-      const sides = `(at most ${limitText(oldShape.max, 'items')} before, ${limitText(nextShape.max, 'items')} now)`;
+      const sides = counts('maxItems', oldShape.max, nextShape.max);
       out.push(
         finding(
           code,
-          this.reader ? `now accepts at most ${nextShape.max} items ${sides}` : `may now have more than ${oldShape.max} items ${sides}`,
+          this.reader
+            ? `now accepts at most ${plural(nextShape.max, 'item')} (${sides})`
+            : `may now have more than ${plural(oldShape.max, 'item')} (${sides})`,
         ),
       );
     }
