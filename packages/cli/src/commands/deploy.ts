@@ -1,0 +1,70 @@
+import { readFile } from 'node:fs/promises';
+import * as Args from '@oclif/core/args';
+import * as Flags from '@oclif/core/flags';
+import { isBermClientError, type DeployResult } from '@berm/client';
+import { BaseCommand } from '../base-command.js';
+import { stdoutPaint } from '../colour.js';
+import { connect, daemonFlags, shortDigest } from '../daemon.js';
+import { CliError } from '../failure.js';
+import type { Paint } from '../format/paint.js';
+import { inputError } from '../input.js';
+
+export default class Deploy extends BaseCommand {
+  static summary = 'Deploy an image as a named harness.';
+  static description =
+    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. Prints what the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
+  static examples = ['<%= config.bin %> deploy echo examples/echo.wasm', 'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm'];
+
+  static args = {
+    name: Args.string({ description: 'the harness name: 1 to 64 letters, digits, _ or - (no dots)', required: true }),
+    image: Args.string({ description: 'the wasm image to deploy', required: true }),
+  };
+
+  static flags = {
+    ...daemonFlags,
+    force: Flags.boolean({ description: 'deploy even when the new image breaks recent callers', default: false }),
+  };
+
+  async run(): Promise<DeployResult> {
+    const { args, flags } = await this.parse(Deploy);
+    let bytes: Uint8Array;
+    try {
+      bytes = await readFile(args.image);
+    } catch (e) {
+      throw inputError(args.image, e);
+    }
+    const client = connect(flags.url);
+    let result: DeployResult;
+    try {
+      result = await client.deploy(args.name, bytes, { force: flags.force });
+    } catch (e) {
+      // A refusal is the daemon's answer about this image: said as such, with its code kept.
+      if (isBermClientError(e) && e.status !== undefined && e.status !== 401) {
+        throw new CliError(e.code, `cannot deploy '${args.image}' as ${args.name}: ${e.message}`, { ...e.toJSON(), image: args.image });
+      }
+      throw e;
+    } finally {
+      await client.close();
+    }
+    if (!this.jsonEnabled()) this.log(renderDeploy(result, await stdoutPaint()));
+    return result;
+  }
+}
+
+/** The human view of a deploy: what was deployed, what was reported, what to know. */
+export function renderDeploy(result: DeployResult, paint: Paint): string {
+  const out: string[] = [];
+  const what = result.replaced ? 'replaced' : 'deployed';
+  out.push(`${paint.green(what)} ${paint.bold(result.name)}${result.version ? ` ${result.version}` : ''} ${paint.dim(`(${shortDigest(result.digest)})`)}`);
+  out.push(`  tools:  ${result.tools.length > 0 ? result.tools.join(', ') : paint.dim('none')}`);
+  out.push(`  events: ${result.events.length > 0 ? result.events.join(', ') : paint.dim('none')}`);
+  if (result.reported.length > 0) {
+    out.push(paint.yellow(`reported ${result.reported.length} break${result.reported.length === 1 ? '' : 's'}:`));
+    for (const b of result.reported) {
+      const where = b.tool !== undefined ? `tool ${b.tool}` : b.event !== undefined ? `event ${b.event}` : '';
+      out.push(`  ${b.code}${where ? ` (${where}${b.path ? ` ${b.path}` : ''})` : ''}: ${b.message}`);
+    }
+  }
+  for (const notice of result.notices) out.push(`${paint.yellow('notice:')} ${notice.message}`);
+  return out.join('\n');
+}
