@@ -1,7 +1,7 @@
 export { main } from './main.js';
-export { Registry, type Harness, type RegistryOptions, type DeployOptions, type SkippedHarness, type ChangeEvent } from './registry.js';
+export { Registry, type Harness, type Use, type RegistryOptions, type DeployOptions, type SkippedHarness, type ChangeEvent } from './registry.js';
 export { buildHttpApp, type HttpOptions } from './http.js';
-export { Store, type HarnessMeta, type StoredHarness } from './store.js';
+export { Store, type HarnessMeta, type StoredHarness, type UsageRecord } from './store.js';
 export { checkImage, abiProblems, digestOf, ABI_HOST_CALLS, type CheckPolicy, type CheckedImage, type Problem } from './checks.js';
 export { readSignatures, type FuncType, type ValType, type ImportEntry, type ExportEntry } from './wasm-signatures.js';
 export { BermdError, isBermdError, ERROR_STATUS, type BermdErrorCode } from './errors.js';

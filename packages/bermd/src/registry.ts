@@ -4,7 +4,10 @@ import type { DeployResult, HarnessDetail, HarnessSummary, Notice } from './api.
 import { checkImage, type CheckPolicy } from './checks.js';
 import { BermdError } from './errors.js';
 import { assertHarnessName } from './names.js';
-import { Store } from './store.js';
+import { emptyUsage, Store, type UsageRecord } from './store.js';
+
+/** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
+const USAGE_FLUSH_MS = 5000;
 
 /** A deployed harness as the daemon holds it: compiled once, at deploy or on restore. */
 export interface Harness {
@@ -14,6 +17,12 @@ export interface Harness {
   module: WebAssembly.Module;
   deployedAt: string;
   lastUsedAt: string | null;
+  used: UsageRecord;
+}
+
+export interface Use {
+  tool?: string;
+  event?: string;
 }
 
 export interface RegistryOptions {
@@ -48,6 +57,7 @@ export class Registry {
   private readonly harnesses = new Map<string, Harness>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
+  private readonly unsavedUse = new Map<string, NodeJS.Timeout>();
   private readonly policy: CheckPolicy;
   private readonly logger: Logger;
   private readonly now: () => Date;
@@ -84,6 +94,7 @@ export class Registry {
           module: checked.module,
           deployedAt: stored.meta.deployed_at,
           lastUsedAt: stored.meta.last_used_at,
+          used: stored.meta.used,
         });
         if (stored.repaired) this.logger.warn({ harness: name, digest: checked.digest }, 'metadata did not match the stored image and was derived from it');
         this.logger.info({ harness: name, digest: checked.digest }, 'restored harness');
@@ -103,14 +114,18 @@ export class Registry {
       const checked = await checkImage(bytes, this.policy);
       const previous = this.harnesses.get(name);
       const deployedAt = this.now().toISOString();
-      await this.store.save(name, bytes, { name, digest: checked.digest, deployed_at: deployedAt, last_used_at: null });
+      // Callers use a name, whichever image answers to it: usage carries over a replace.
+      const lastUsedAt = previous?.lastUsedAt ?? null;
+      const used = previous?.used ?? emptyUsage();
+      await this.store.save(name, bytes, { name, digest: checked.digest, deployed_at: deployedAt, last_used_at: lastUsedAt, used });
       this.harnesses.set(name, {
         name,
         digest: checked.digest,
         manifest: checked.manifest,
         module: checked.module,
         deployedAt,
-        lastUsedAt: null,
+        lastUsedAt,
+        used,
       });
       void options.force; // read by the compatibility gate, which compares `previous` with the new manifest
       this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
@@ -134,6 +149,8 @@ export class Registry {
     assertHarnessName(name);
     return this.serialised(name, async () => {
       const known = this.harnesses.delete(name);
+      clearTimeout(this.unsavedUse.get(name));
+      this.unsavedUse.delete(name);
       const stored = await this.store.remove(name);
       if (!known && !stored) throw notFound(name);
       this.logger.info({ harness: name }, 'undeployed harness');
@@ -170,13 +187,39 @@ export class Registry {
     return bytes;
   }
 
-  /** Records that a tool of `name` ran, for `last_used_at`. */
-  recordUse(name: string, at: Date = this.now()): Promise<void> {
+  /**
+   * Records that a tool of `name` ran (or an event was emitted), for `last_used_at` and for the
+   * compatibility gate, which asks which tools and events were used lately. Kept in memory at once
+   * and written within a few seconds, and on close.
+   */
+  recordUse(name: string, use: Use = {}, at: Date = this.now()): void {
+    const h = this.harnesses.get(name);
+    if (h === undefined) return;
+    const iso = at.toISOString();
+    if (h.lastUsedAt === null || iso > h.lastUsedAt) h.lastUsedAt = iso;
+    if (use.tool !== undefined) h.used.tools[use.tool] = iso;
+    if (use.event !== undefined) h.used.events[use.event] = iso;
+    if (this.unsavedUse.has(name) || this.closing) return;
+    const timer = setTimeout(() => void this.saveUse(name), USAGE_FLUSH_MS);
+    timer.unref();
+    this.unsavedUse.set(name, timer);
+  }
+
+  /** When each tool and event of `name` was used last. */
+  usage(name: string): UsageRecord | undefined {
+    const h = this.harnesses.get(name);
+    return h === undefined ? undefined : { tools: { ...h.used.tools }, events: { ...h.used.events } };
+  }
+
+  private saveUse(name: string): Promise<void> {
+    clearTimeout(this.unsavedUse.get(name));
+    this.unsavedUse.delete(name);
     return this.serialised(name, async () => {
       const h = this.harnesses.get(name);
       if (h === undefined) return;
-      h.lastUsedAt = at.toISOString();
-      await this.store.saveMeta({ name, digest: h.digest, deployed_at: h.deployedAt, last_used_at: h.lastUsedAt });
+      await this.store.saveMeta({ name, digest: h.digest, deployed_at: h.deployedAt, last_used_at: h.lastUsedAt, used: h.used });
+    }, true).catch((e: unknown) => {
+      this.logger.error({ harness: name, err: e }, 'could not write usage');
     });
   }
 
@@ -187,6 +230,7 @@ export class Registry {
 
   /** Refuses new operations and waits for those under way to finish. */
   async close(): Promise<void> {
+    await Promise.all([...this.unsavedUse.keys()].map((name) => this.saveUse(name)));
     this.closing = true;
     while (this.queues.size > 0) await Promise.allSettled([...this.queues.values()]);
   }
@@ -212,8 +256,8 @@ export class Registry {
   }
 
   /** Runs `op` after every earlier operation on `name` has settled. */
-  private serialised<T>(name: string, op: () => Promise<T>): Promise<T> {
-    if (this.closing) return Promise.reject(new BermdError('shutting-down', 'bermd is shutting down'));
+  private serialised<T>(name: string, op: () => Promise<T>, evenWhenClosing = false): Promise<T> {
+    if (this.closing && !evenWhenClosing) return Promise.reject(new BermdError('shutting-down', 'bermd is shutting down'));
     const previous = this.queues.get(name) ?? Promise.resolve();
     const run = previous.then(op, op);
     const settled = run.then(() => undefined, () => undefined);

@@ -17,11 +17,19 @@ import path from 'node:path';
 import { digestOf } from './checks.js';
 import { isHarnessName } from './names.js';
 
+/** When each tool ran and each event was emitted last, by name (ISO 8601). */
+export interface UsageRecord {
+  tools: Record<string, string>;
+  events: Record<string, string>;
+}
+
 export interface HarnessMeta {
   name: string;
   digest: string;
   deployed_at: string;
   last_used_at: string | null;
+  /** Usage belongs to the name, not the image: it carries over a replace and a metadata repair. */
+  used: UsageRecord;
 }
 
 export interface StoredHarness {
@@ -87,7 +95,7 @@ export class Store {
     let repaired = false;
     if (meta === null || meta.digest !== digest || meta.name !== name) {
       const { mtime } = await stat(this.imagePath(name));
-      meta = { name, digest, deployed_at: mtime.toISOString(), last_used_at: null };
+      meta = { name, digest, deployed_at: mtime.toISOString(), last_used_at: meta?.last_used_at ?? null, used: meta?.used ?? emptyUsage() };
       await this.writeAtomic(this.metaPath(name), Buffer.from(JSON.stringify(meta)));
       await this.syncDir();
       repaired = true;
@@ -156,9 +164,16 @@ export class Store {
 
   private async readMeta(name: string): Promise<HarnessMeta | null> {
     try {
-      const value = JSON.parse(await readFile(this.metaPath(name), 'utf8')) as HarnessMeta;
-      if (typeof value?.digest !== 'string' || typeof value.deployed_at !== 'string') return null;
-      return { name: value.name, digest: value.digest, deployed_at: value.deployed_at, last_used_at: value.last_used_at ?? null };
+      const value = JSON.parse(await readFile(this.metaPath(name), 'utf8')) as Partial<HarnessMeta>;
+      if (typeof value?.digest !== 'string' || typeof value.deployed_at !== 'string' || typeof value.name !== 'string') return null;
+      const used = value.used;
+      return {
+        name: value.name,
+        digest: value.digest,
+        deployed_at: value.deployed_at,
+        last_used_at: typeof value.last_used_at === 'string' ? value.last_used_at : null,
+        used: { tools: { ...used?.tools }, events: { ...used?.events } },
+      };
     } catch {
       return null;
     }
@@ -198,6 +213,10 @@ export class Store {
       await handle.close();
     }
   }
+}
+
+export function emptyUsage(): UsageRecord {
+  return { tools: {}, events: {} };
 }
 
 async function exists(p: string): Promise<boolean> {

@@ -140,14 +140,41 @@ describe('Registry', () => {
     const b = await harnessImage(manifestWithTools(['y', 'z']));
     await first.deploy('a', a);
     await first.deploy('b', b);
-    await first.recordUse('b', new Date(Date.UTC(2026, 5, 1)));
+    first.recordUse('b', { tool: 'y' }, new Date(Date.UTC(2026, 5, 1)));
     const before = first.list();
-    await first.close();
+    expect(before[1]!.last_used_at).toBe('2026-06-01T00:00:00.000Z');
+    await first.close(); // writes the use recorded in memory
 
     const second = await open();
     expect(second.list()).toEqual(before);
-    expect(second.list()[1]!.last_used_at).toBe('2026-06-01T00:00:00.000Z');
+    expect(second.usage('b')).toEqual({ tools: { y: '2026-06-01T00:00:00.000Z' }, events: {} });
     expect(second.skipped).toEqual([]);
+  });
+
+  it('keeps usage per name: across a replace and a metadata repair, not across an undeploy', async () => {
+    const first = await open(ticking());
+    await first.deploy('h', await harnessImage(manifestWithTools(['a', 'b'])));
+    first.recordUse('h', { tool: 'a' }, new Date(Date.UTC(2026, 1, 1)));
+    first.recordUse('h', { event: 'ping' }, new Date(Date.UTC(2026, 1, 2)));
+    first.recordUse('h', { tool: 'b' }, new Date(Date.UTC(2026, 0, 5)));
+    first.recordUse('nobody', { tool: 'a' });
+    expect(first.get('h').last_used_at).toBe('2026-02-02T00:00:00.000Z');
+    await first.deploy('h', await harnessImage(manifestWithTools(['a'], { version: '0.2.0' })));
+    const expected = { tools: { a: '2026-02-01T00:00:00.000Z', b: '2026-01-05T00:00:00.000Z' }, events: { ping: '2026-02-02T00:00:00.000Z' } };
+    expect(first.usage('h')).toEqual(expected);
+    expect(first.get('h').last_used_at).toBe('2026-02-02T00:00:00.000Z');
+    await first.close();
+
+    // A stop between the two renames: a new image beside the metadata of the old one.
+    await writeFile(path.join(storeDir(), 'h.wasm'), await harnessImage(manifestWithTools(['c'])));
+    const second = await open();
+    expect(second.get('h').tools).toEqual(['c']);
+    expect(second.usage('h')).toEqual(expected);
+
+    await second.undeploy('h');
+    await second.deploy('h', await harnessImage());
+    expect(second.usage('h')).toEqual({ tools: {}, events: {} });
+    expect(second.get('h').last_used_at).toBeNull();
   });
 
   it('skips a stored image that no longer loads and restores the rest', async () => {
@@ -205,7 +232,7 @@ describe('Registry', () => {
     const bytes = await harnessImage();
     await registry.deploy('h', bytes);
     const meta = JSON.parse(await readFile(path.join(storeDir(), 'h.json'), 'utf8'));
-    expect(meta).toEqual({ name: 'h', digest: digestOf(bytes), deployed_at: registry.get('h').deployed_at, last_used_at: null });
+    expect(meta).toEqual({ name: 'h', digest: digestOf(bytes), deployed_at: registry.get('h').deployed_at, last_used_at: null, used: { tools: {}, events: {} } });
     expect((await stat(path.join(storeDir(), 'h.wasm'))).size).toBe(bytes.length);
   });
 

@@ -15,6 +15,8 @@ import {
   HUGE_RESULT_CHARS,
   SPIN_LOG,
   basicImage,
+  basicManifest,
+  basicWat,
   relayImage,
   type GuestImage,
 } from '../../../test/helpers/guest.js';
@@ -275,6 +277,16 @@ describe('berm.call', () => {
     expect(tooBig.failed).toContain('above the limit');
   });
 
+  it('carries a call through an intermediate program, and reports every tool reached', async () => {
+    const outcome = await call({ program: 'relay2', tool: 'call', args: { program: 'basic', tool: 'echo', args: { x: 1 } } });
+    expect(ok(outcome)).toEqual({ ok: { ok: { x: 1 } } });
+    expect(outcome.reached.tools).toEqual([
+      { harness: 'relay', tool: 'call' },
+      { harness: 'relay2', tool: 'call' },
+      { harness: 'basic', tool: 'echo' },
+    ]);
+  });
+
   it('bounds a self-recursive chain at the default depth of 4', async () => {
     const outcome = await r.runner.call('relay', 'chain', { program: 'relay' });
     let value = ok(outcome) as Record<string, unknown>;
@@ -300,6 +312,17 @@ describe('berm.call', () => {
       });
     } finally {
       await flat.runner.close();
+    }
+  });
+
+  it('refuses at the depth limit rather than calling the program beyond it "not deployed"', async () => {
+    const shallow = recordingRunner({ maxCallDepth: 1 });
+    try {
+      for (const [name, image] of [['relay', relay], ['relay2', relay], ['basic', basic]] as const) await deploy(shallow.runner, name, image);
+      const outcome = await shallow.runner.call('relay', 'call', { program: 'relay2', tool: 'call', args: { program: 'basic', tool: 'echo', args: {} } });
+      expect(ok(outcome)).toEqual({ ok: { refused: 'the call chain is at its depth limit (1): basic.echo was not called' } });
+    } finally {
+      await shallow.runner.close();
     }
   });
 
@@ -446,6 +469,20 @@ describe('deploy-time checks', () => {
       runner.setHarness('basic', { module, manifest, digest: 'sha256:01' });
       expect(ok(await runner.call('basic', 'echo', { when: 'today' }))).toEqual({ when: 'today' });
       expect(failed(await runner.call('basic', 'echo', { when: 'never' }))).toMatchObject({ code: 'invalid-arguments', path: '/when' });
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it('does not instantiate a guest that imports a host call this runtime does not serve', async () => {
+    const { runner } = recordingRunner();
+    try {
+      const wat = basicWat().replace('(module', '(module (import "berm" "http_fetch" (func (param i32 i32) (result i64)))');
+      await deploy(runner, 'fetcher', { bytes: await wat2wasm(wat), manifest: basicManifest() });
+      expect(failed(await runner.call('fetcher', 'echo', {}))).toEqual({
+        code: 'bad-module',
+        message: 'fetcher imports function berm.http_fetch, which this runtime does not serve',
+      });
     } finally {
       await runner.close();
     }
