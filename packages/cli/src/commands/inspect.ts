@@ -17,10 +17,10 @@ export default class Inspect extends BaseCommand {
   };
 
   async run(): Promise<ManifestData> {
-    const { args } = await this.parse(Inspect);
+    const { args, flags } = await this.parse(Inspect);
     const manifest = await readImage(args.image);
     if (!this.jsonEnabled()) {
-      const deployed = await this.deployedPrograms();
+      const deployed = await this.deployedPrograms(flags);
       this.log(renderManifest(manifest.data, { name: basename(args.image), paint: await stdoutPaint(), deployed }));
     }
     return manifest.toJSON();
@@ -28,9 +28,10 @@ export default class Inspect extends BaseCommand {
 
   /**
    * The names deployed on the daemon, to mark declared programs that are not; undefined when
-   * no daemon address is given, and then nothing is marked.
+   * no daemon address is given, and then nothing is marked. Only the human view asks: `--json`
+   * is the manifest and nothing else.
    */
-  protected async deployedPrograms(): Promise<ReadonlySet<string> | undefined> {
+  protected async deployedPrograms(_flags: Record<string, unknown>): Promise<ReadonlySet<string> | undefined> {
     return undefined;
   }
 }
