@@ -189,6 +189,7 @@ export const SPIN_LOG = { level: 'info', message: 'spinning' };
  * - `chain`: arguments `{"program": P}`; calls P's `chain` with the same arguments, and answers
  *   `{"ok": <the host's envelope>}`, so a chain of n successful levels nests n `ok`s around the refusal that ends it
  *   (the request is `{"tool":"chain","args":` + A + `,` + A without its `{`, which names the program from A)
+ * - `log_twice`: its arguments are a `berm.log` request, made twice; answers `{"ok": <the second envelope>}`
  * - `forecast`: arguments `{"days": integer}`; logs FORECAST_LOG, then answers its arguments
  * - `spin`: logs SPIN_LOG, then loops forever
  */
@@ -213,6 +214,10 @@ export function relayWat(): string {
     (call $relay (call $host_log (local.get $ptr) (local.get $len))))
   (func (export "berm_tool_emit") (param $ptr i32) (param $len i32) (result i64)
     (call $relay (call $host_emit (local.get $ptr) (local.get $len))))
+
+  (func (export "berm_tool_log_twice") (param $ptr i32) (param $len i32) (result i64)
+    (drop (call $host_log (local.get $ptr) (local.get $len)))
+    (call $relay (call $host_log (local.get $ptr) (local.get $len))))
 
   (func (export "berm_tool_chain") (param $ptr i32) (param $len i32) (result i64) (local $start i32)
     (local.set $start (global.get $next))
@@ -242,6 +247,7 @@ export function relayManifest(programs: string[] = []): ManifestData {
       tool('call', 'Its arguments are a berm.call request.'),
       tool('log', 'Its arguments are a berm.log request.'),
       tool('emit', 'Its arguments are a berm.emit request.'),
+      tool('log_twice', 'Its arguments are a berm.log request, made twice.'),
       tool('chain', 'Calls the chain tool of the program its arguments name.', {
         type: 'object',
         properties: { program: { type: 'string' } },

@@ -108,6 +108,13 @@ describe('calls that end in the guest', () => {
     expect(r.logs.filter((l) => l.message === FORECAST_LOG.message)).toEqual([{ harness: 'relay', tool: 'forecast', ...FORECAST_LOG }]);
   });
 
+  it('refuses arguments that are not JSON', async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(failed(await r.runner.call('basic', 'echo', cyclic)).code).toBe('invalid-arguments');
+    expect(failed(await r.runner.call('basic', 'echo', { n: 1n })).code).toBe('invalid-arguments');
+  });
+
   it('answers unknown harnesses and tools without running anything', async () => {
     expect(failed(await r.runner.call('nobody', 'echo', {})).code).toBe('unknown-harness');
     expect(failed(await r.runner.call('basic', 'nothing', {})).code).toBe('unknown-tool');
@@ -395,6 +402,22 @@ describe('berm.emit and berm.log', () => {
     expect(mine).toEqual([entry]);
     await r.runner.call('relay', 'call', { program: 'relay2', tool: 'log', args: { level: 'debug', message: 'from below' } });
     expect(r.logs.at(-1)).toEqual({ harness: 'relay2', tool: 'log', level: 'debug', message: 'from below' });
+  });
+
+  it('bounds the bytes of logs and events one call may send', async () => {
+    const tight = recordingRunner({ maxResultBytes: 100 });
+    try {
+      await deploy(tight.runner, 'relay', relay);
+      const request = { level: 'info', message: 'x'.repeat(30) };
+      expect(JSON.stringify(request).length).toBeLessThan(100);
+      expect(ok(await tight.runner.call('relay', 'log_twice', request))).toEqual({ refused: 'this call has sent its 100 bytes of logs and events' });
+      expect(tight.logs).toEqual([{ harness: 'relay', tool: 'log_twice', ...request }]);
+      // The budget is per call: the next call may log again.
+      expect(ok(await tight.runner.call('relay', 'log', request))).toEqual({ ok: null });
+      expect(tight.logs).toHaveLength(2);
+    } finally {
+      await tight.runner.close();
+    }
   });
 
   it('refuses a log line with an unknown level or no message', async () => {

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import type { CallError } from './errors.js';
 import { AbiViolation, encodeText, isPlainObject, memorySize, pack, parseJson, readGuest, unpack, writeGuest, type GuestPort } from './guest-memory.js';
-import { HOST_CALLS, type HostCallContext, type HostEnvelope } from './host-calls.js';
+import { HOST_CALLS, type HostCall, type HostCallContext, type HostEnvelope } from './host-calls.js';
 import type { GuestOutcome, Limits, ProgramPayload, WorkerMessage } from './protocol.js';
 import { violation, type Check } from './schema-issues.js';
 
@@ -72,6 +72,7 @@ function failure(code: CallError['code'], message: string): GuestOutcome {
 export class Chain {
   readonly limits: Limits;
   posted = 0;
+  private sent = 0;
   private readonly callId: number;
   private readonly programs: Map<string, LoadedProgram>;
   private readonly send: (message: WorkerMessage) => void;
@@ -90,6 +91,13 @@ export class Chain {
   post(body: WorkerMessageBody): void {
     this.posted++;
     this.send({ ...body, callId: this.callId } as WorkerMessage);
+  }
+
+  /** Counts `bytes` of logs and events against the call's budget; false (and nothing counted) when they do not fit. */
+  spend(bytes: number): boolean {
+    if (this.sent + bytes > this.limits.maxResultBytes) return false;
+    this.sent += bytes;
+    return true;
   }
 
   /** A refusal message when `args` do not fit the tool's schema; undefined when they do. */
@@ -173,7 +181,7 @@ export class Chain {
     return failure('internal', `${label}: ${e instanceof Error ? e.message : String(e)}`);
   }
 
-  private hostCall(name: string, serve: (ctx: HostCallContext, request: unknown) => HostEnvelope, ctx: HostCallContext, port: GuestPort, ptr: number, len: number): bigint {
+  private hostCall(name: string, serve: HostCall, ctx: HostCallContext, port: GuestPort, ptr: number, len: number): bigint {
     let answer: HostEnvelope;
     const max = this.limits.maxResultBytes;
     const bytes = len > max ? undefined : readGuest(port, ptr, len);
@@ -183,7 +191,7 @@ export class Chain {
       try {
         const request = parseJson(bytes);
         try {
-          answer = serve(ctx, request);
+          answer = serve(ctx, request, len);
         } catch (e) {
           answer = { failed: `${name} failed in the host: ${e instanceof Error ? e.message : String(e)}` };
         }

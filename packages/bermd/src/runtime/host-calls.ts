@@ -20,7 +20,8 @@ export interface HostCallContext {
   depth: number;
 }
 
-export type HostCall = (ctx: HostCallContext, request: unknown) => HostEnvelope;
+/** `size` is the request's length in bytes, for host calls that budget what a guest sends. */
+export type HostCall = (ctx: HostCallContext, request: unknown, size: number) => HostEnvelope;
 
 /** Log levels a guest may use: MCP's (RFC 5424 names) and the two aliases Rust and JS loggers write. */
 export const LOG_LEVELS: ReadonlySet<string> = new Set(['trace', 'debug', 'info', 'notice', 'warn', 'warning', 'error', 'critical', 'alert', 'emergency']);
@@ -50,18 +51,30 @@ const call: HostCall = (ctx, request) => {
   return 'ok' in outcome ? { ok: outcome.ok } : { failed: outcome.error.message };
 };
 
+/**
+ * Logs and events travel to the main thread as messages; without a bound a guest logging in a loop
+ * until its time limit could queue gigabytes there. A call (its whole chain) may send at most
+ * `maxResultBytes` of log and event requests; past that they are refused.
+ */
+function overBudget(ctx: HostCallContext, size: number): HostEnvelope | undefined {
+  if (ctx.chain.spend(size)) return undefined;
+  return refused(`this call has sent its ${ctx.chain.limits.maxResultBytes} bytes of logs and events`);
+}
+
 /** `berm.log`: a line in the daemon's log, tagged with the harness and tool that wrote it. */
-const log: HostCall = (ctx, request) => {
+const log: HostCall = (ctx, request, size) => {
   if (!isPlainObject(request) || typeof request.level !== 'string' || typeof request.message !== 'string') {
     return refused('a berm.log request is {"level": string, "message": string}');
   }
   if (!LOG_LEVELS.has(request.level)) return refused(`log level "${request.level}" is not one of ${[...LOG_LEVELS].join(', ')}`);
+  const spent = overBudget(ctx, size);
+  if (spent !== undefined) return spent;
   ctx.chain.post({ kind: 'log', harness: ctx.program.name, tool: ctx.tool, level: request.level, message: request.message });
   return { ok: null };
 };
 
 /** `berm.emit`: a typed event, accepted only when the manifest declares it and its fields match. */
-const emit: HostCall = (ctx, request) => {
+const emit: HostCall = (ctx, request, size) => {
   if (!isPlainObject(request) || typeof request.event !== 'string') {
     return refused('a berm.emit request is {"event": string, "fields": object}');
   }
@@ -70,6 +83,8 @@ const emit: HostCall = (ctx, request) => {
   const fields = request.fields === undefined ? {} : request.fields;
   const problem = ctx.chain.checkFields(ctx.program, event, fields);
   if (problem !== undefined) return refused(`event "${event}": ${problem}`);
+  const spent = overBudget(ctx, size);
+  if (spent !== undefined) return spent;
   ctx.chain.post({ kind: 'event', harness: ctx.program.name, tool: ctx.tool, event, fields });
   return { ok: null };
 };

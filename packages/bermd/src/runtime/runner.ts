@@ -49,7 +49,7 @@ export interface RunnerOptions {
   callTimeoutMs?: number;
   /** The most memory one guest instance may have; see `capMemory`. */
   maxMemoryBytes?: number;
-  /** The longest result envelope (and host-call request) read from a guest. */
+  /** The longest result envelope (and host-call request) read from a guest; also the bytes of logs and events one call may send. */
   maxResultBytes?: number;
   /** How deep `berm.call` may nest; 0 refuses the first nested call. */
   maxCallDepth?: number;
@@ -164,6 +164,9 @@ export class ToolRunner {
       filename: workerScript(),
       ...(threads.min !== undefined ? { minThreads: threads.min } : {}),
       ...(threads.max !== undefined ? { maxThreads: threads.max } : {}),
+      // Piscina's default (0) ends a worker above minThreads as soon as it idles; a daemon's bursts
+      // would then pay a thread start (tens of ms) each time.
+      idleTimeout: 30_000,
     });
     this.pool.on('message', (message: WorkerMessage) => this.onWorkerMessage(message));
     // Worker crashes surface as the failed task's rejection; the pool's own event needs a listener so it is not thrown.
@@ -237,6 +240,12 @@ export class ToolRunner {
     const check = entry.validators.tools.get(tool);
     if (check === undefined) return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none };
     const value = args === undefined ? {} : args;
+    let text: string;
+    try {
+      text = JSON.stringify(value);
+    } catch (e) {
+      return { error: { code: 'invalid-arguments', message: `${harness}.${tool}: arguments are not JSON (${(e as Error).message})`, path: '' }, reached: none };
+    }
     const problem = violation(check, 'argument', value);
     if (problem !== undefined) {
       return { error: { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path }, reached: none };
@@ -263,7 +272,7 @@ export class ToolRunner {
     const task: Task = {
       callId,
       tool,
-      args: JSON.stringify(value),
+      args: text,
       programs: this.programsFor(entry),
       limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: this.maxResultBytes },
     };

@@ -1,0 +1,155 @@
+// Benchmark of the tool runtime (not a test): what one call costs through ToolRunner, against baselines
+// measured in the same run. Build first: npx tsc -b packages/bermd. Run: node bench/runtime.js
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import wabtInit from 'wabt';
+import { ToolRunner } from '../packages/bermd/dist/runtime/index.js';
+
+// piscina is bermd's dependency, not the workspace root's.
+const { Piscina } = createRequire(new URL('../packages/bermd/package.json', import.meta.url))('piscina');
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CALLS = Number(process.env.BENCH_CALLS ?? 4000);
+const CONCURRENCY = 32;
+
+const wabt = await wabtInit();
+function wat2wasm(source) {
+  const module = wabt.parseWat('bench.wat', source, { bulk_memory: true });
+  try {
+    module.resolveNames();
+    module.validate();
+    return Uint8Array.from(module.toBinary({}).buffer);
+  } finally {
+    module.destroy();
+  }
+}
+
+// A trivial tool: {"ok": <arguments>}, and `chain`, which calls itself through berm.call until the host
+// refuses at the depth limit, so a runner with maxCallDepth n runs n + 1 instances per call.
+const PRELUDE = `
+  (memory (export "memory") 1)
+  (global $next (mut i32) (i32.const 1024))
+  (data (i32.const 0) "{\\"ok\\":")
+  (data (i32.const 8) "}")
+  (data (i32.const 16) "{\\"tool\\":\\"chain\\",\\"args\\":")
+  (data (i32.const 48) ",")
+  (func $alloc (export "berm_alloc") (param $len i32) (result i32) (local $ptr i32)
+    (local.set $ptr (global.get $next))
+    (global.set $next (i32.add (local.get $ptr) (local.get $len)))
+    (if (i32.gt_u (global.get $next) (i32.mul (memory.size) (i32.const 65536)))
+      (then (if (i32.eq (memory.grow (i32.const 16)) (i32.const -1)) (then unreachable))))
+    (local.get $ptr))
+  (func $put (param $src i32) (param $len i32) (memory.copy (call $alloc (local.get $len)) (local.get $src) (local.get $len)))
+  (func $ok_wrap (param $src i32) (param $len i32) (result i64) (local $s i32)
+    (local.set $s (global.get $next))
+    (call $put (i32.const 0) (i32.const 6)) (call $put (local.get $src) (local.get $len)) (call $put (i32.const 8) (i32.const 1))
+    (i64.or (i64.shl (i64.extend_i32_u (local.get $s)) (i64.const 32)) (i64.extend_i32_u (i32.sub (global.get $next) (local.get $s)))))
+  (func (export "berm_tool_echo") (param $p i32) (param $n i32) (result i64) (call $ok_wrap (local.get $p) (local.get $n)))`;
+const ECHO_WAT = `(module ${PRELUDE})`;
+const CHAIN_WAT = `(module
+  (import "berm" "call" (func $call (param i32 i32) (result i64)))
+  ${PRELUDE}
+  (func (export "berm_tool_chain") (param $p i32) (param $n i32) (result i64) (local $s i32) (local $env i64)
+    (local.set $s (global.get $next))
+    (call $put (i32.const 16) (i32.const 23)) (call $put (local.get $p) (local.get $n)) (call $put (i32.const 48) (i32.const 1))
+    (call $put (i32.add (local.get $p) (i32.const 1)) (i32.sub (local.get $n) (i32.const 1)))
+    (local.set $env (call $call (local.get $s) (i32.sub (global.get $next) (local.get $s))))
+    (call $ok_wrap (i32.wrap_i64 (i64.shr_u (local.get $env) (i64.const 32))) (i32.wrap_i64 (local.get $env)))))`;
+
+function manifest(tools) {
+  return {
+    abi_version: 1, version: '0.0.0', description: '', homepage: '', repository: '', readme: '', usage: '',
+    tools: tools.map((name) => ({
+      name, description: name,
+      arguments: { type: 'object', properties: { program: { type: 'string' }, text: { type: 'string' } } },
+    })),
+    events: [],
+    deps: { programs: [], syscalls: {}, secrets: [] },
+  };
+}
+
+const ARGS = { text: 'hello' };
+const ARGS_JSON = JSON.stringify(ARGS);
+
+/** Per-call work of the runtime, done inline on the main thread: the floor a worker can only add to. */
+function directCall(module) {
+  const instance = new WebAssembly.Instance(module, {});
+  const { memory, berm_alloc: alloc, berm_tool_echo: echo } = instance.exports;
+  const bytes = new TextEncoder().encode(ARGS_JSON);
+  const ptr = alloc(bytes.length);
+  new Uint8Array(memory.buffer).set(bytes, ptr);
+  const packed = echo(ptr, bytes.length);
+  const at = Number(packed >> 32n);
+  const len = Number(packed & 0xffffffffn);
+  return JSON.parse(new TextDecoder().decode(new Uint8Array(memory.buffer, at, len))).ok;
+}
+
+async function measure(label, calls, concurrency, once) {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next++ < calls) await once();
+  }));
+  const ms = performance.now() - start;
+  return { label, perCallUs: (ms * 1000) / calls, perSecond: calls / (ms / 1000) };
+}
+
+function best(results) {
+  return results.reduce((a, b) => (b.perCallUs < a.perCallUs ? b : a));
+}
+
+async function repeat(fn) {
+  const results = [];
+  for (let r = 0; r < ROUNDS; r++) results.push(await fn());
+  return best(results);
+}
+
+const echoModule = await WebAssembly.compile(wat2wasm(ECHO_WAT));
+const chainBytes = wat2wasm(CHAIN_WAT);
+
+// Baseline 1: instantiate + call on the main thread, no worker.
+const direct = await repeat(() => measure('main thread: instantiate + call (baseline)', CALLS * 4, 1, async () => directCall(echoModule)));
+
+// Baseline 2: a piscina round trip doing nothing, and one carrying a compiled module (the runner's design).
+const dir = await mkdtemp(join(tmpdir(), 'berm-bench-'));
+const workerFile = join(dir, 'noop.mjs');
+await writeFile(workerFile, 'const cache = new Map(); export default (t) => { if (t.module) cache.set(t.key, t.module); return cache.size; };\n');
+const pool = new Piscina({ filename: pathToFileURL(workerFile).href, minThreads: 2, maxThreads: 2 });
+const emptyTrip = await repeat(() => measure('piscina round trip, digest only', CALLS, CONCURRENCY, () => pool.run({ key: 1 })));
+const moduleTrip = await repeat(() => measure('piscina round trip, module attached', CALLS, CONCURRENCY, () => pool.run({ key: 1, module: echoModule })));
+await pool.destroy();
+await rm(dir, { recursive: true, force: true });
+
+// The runner: one call in flight (latency) and many (throughput).
+const runner = new ToolRunner({ threads: 2 });
+runner.setHarness('echo', { module: await runner.compile(wat2wasm(ECHO_WAT)), manifest: manifest(['echo']), digest: 'sha256:echo' });
+const check = await runner.call('echo', 'echo', ARGS);
+if (!('ok' in check) || check.ok.text !== 'hello') throw new Error(`the runner answered ${JSON.stringify(check)}`);
+const serial = await repeat(() => measure('runner: trivial tool, 1 in flight', CALLS / 2, 1, () => runner.call('echo', 'echo', ARGS)));
+const parallel = await repeat(() => measure(`runner: trivial tool, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, () => runner.call('echo', 'echo', ARGS)));
+await runner.close();
+
+// berm.call: the same chain at depth limits 0..4; the slope is the cost of one nested level.
+const levels = [];
+for (const depth of [0, 1, 2, 4]) {
+  const chained = new ToolRunner({ threads: 2, maxCallDepth: depth });
+  chained.setHarness('chain', { module: await chained.compile(chainBytes), manifest: manifest(['chain']), digest: 'sha256:chain' });
+  const probe = await chained.call('chain', 'chain', { program: 'chain' });
+  if (!('ok' in probe)) throw new Error(`the chain answered ${JSON.stringify(probe)}`);
+  levels.push({ depth, ...(await repeat(() => measure(`runner: chain, ${depth} nested levels`, CALLS / 2, CONCURRENCY, () => chained.call('chain', 'chain', { program: 'chain' })))) });
+  await chained.close();
+}
+const perLevelUs = (levels.at(-1).perCallUs - levels[0].perCallUs) / levels.at(-1).depth;
+
+const row = (r) => `${r.label.padEnd(48)} ${r.perCallUs.toFixed(1).padStart(8)} µs/call ${r.perSecond.toFixed(0).padStart(8)} calls/s`;
+console.log(`node ${process.version}, best of ${ROUNDS} rounds, 2 worker threads\n`);
+for (const r of [direct, emptyTrip, moduleTrip, serial, parallel, ...levels]) console.log(row(r));
+console.log('');
+console.log(`module attached / digest only (piscina trip):     ${(moduleTrip.perCallUs / emptyTrip.perCallUs).toFixed(2)}x`);
+console.log(`runner, 1 in flight / main-thread baseline:       ${(serial.perCallUs / direct.perCallUs).toFixed(2)}x`);
+console.log(`runner, ${CONCURRENCY} in flight / main-thread baseline:      ${(parallel.perCallUs / direct.perCallUs).toFixed(2)}x`);
+console.log(`runner, ${CONCURRENCY} in flight / bare piscina round trip:    ${(parallel.perCallUs / emptyTrip.perCallUs).toFixed(2)}x`);
+console.log(`one berm.call level:                              ${perLevelUs.toFixed(1)} µs (${(perLevelUs / direct.perCallUs).toFixed(2)}x the main-thread instantiate + call)`);
