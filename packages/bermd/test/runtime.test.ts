@@ -471,8 +471,17 @@ describe('deploy-time checks', () => {
       manifest.tools[0]!.arguments = { type: 'object', properties: { a: { $ref: '#/$defs/Missing' } } };
       expect(() => runner.setHarness('basic', { module, manifest, digest: 'sha256:00' })).toThrow(expect.objectContaining({ code: 'bad-schema' }));
       manifest.tools[0]!.arguments = { type: 'objekt' };
-      expect(() => runner.setHarness('basic', { module, manifest, digest: 'sha256:00' })).toThrow(expect.objectContaining({ code: 'bad-schema' }));
+      expect(() => runner.prepareHarness({ module, manifest, digest: 'sha256:00' })).toThrow(expect.objectContaining({ code: 'bad-schema' }));
       expect(ok(await runner.call('basic', 'echo', { still: 'here' }))).toEqual({ still: 'here' });
+      // A tool the module does not export is refused too.
+      const ghostTool = structuredClone(basic.manifest);
+      ghostTool.tools.push({ name: 'absent', description: '', arguments: { type: 'object' } });
+      expect(() => runner.prepareHarness({ module, manifest: ghostTool, digest: 'sha256:00' })).toThrow(expect.objectContaining({ code: 'bad-harness' }));
+      // Prepared first, then set: the two-phase deploy.
+      const prepared = runner.prepareHarness({ module, manifest: basic.manifest, digest: 'sha256:02' });
+      runner.setHarness('second', prepared);
+      expect(runner.digestOf('second')).toBe('sha256:02');
+      expect(ok(await runner.call('second', 'echo', { two: 2 }))).toEqual({ two: 2 });
     } finally {
       await runner.close();
     }
@@ -511,10 +520,18 @@ describe('deploy-time checks', () => {
     }
   });
 
-  it('answers closed once the runner is closed', async () => {
+  it('answers closed for a call running when the runner closes, and for calls after', async () => {
     const { runner } = recordingRunner();
-    await deploy(runner, 'basic', basic);
+    await deploy(runner, 'relay', relay);
+    let spinning!: () => void;
+    const started = new Promise<void>((resolve) => (spinning = resolve));
+    const running = runner.call('relay', 'spin', {}, { onLog: () => spinning() });
+    await started;
     await runner.close();
-    expect(failed(await runner.call('basic', 'echo', {})).code).toBe('closed');
+    expect(failed(await running).code).toBe('closed');
+    expect(failed(await runner.call('relay', 'log', {})).code).toBe('closed');
+    expect(() => runner.setHarness('relay', { module: new WebAssembly.Module(relay.bytes), manifest: relay.manifest, digest: 'sha256:03' })).toThrow(
+      expect.objectContaining({ code: 'closed' }),
+    );
   });
 });

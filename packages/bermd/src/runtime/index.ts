@@ -1,5 +1,6 @@
 export {
   ToolRunner,
+  PreparedHarness,
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_MAX_MEMORY_BYTES,
   DEFAULT_MAX_RESULT_BYTES,

@@ -85,6 +85,18 @@ export interface CallOptions {
   onEvent?: EventHandler;
 }
 
+/** A harness checked and with its validators compiled, ready for `setHarness` (which then cannot fail). */
+export class PreparedHarness {
+  constructor(
+    readonly input: HarnessInput,
+    readonly validators: HarnessValidators,
+    /** It imports `berm.call`: its tasks carry the programs within reach. */
+    readonly callsOthers: boolean,
+    /** It imports `berm.emit`: its tasks carry its event validators. */
+    readonly emits: boolean,
+  ) {}
+}
+
 interface Entry {
   name: string;
   digest: string;
@@ -179,19 +191,30 @@ export class ToolRunner {
   }
 
   /**
-   * Deploys (or replaces) `name`. Validators for every tool's arguments and every event's fields are
-   * compiled here, once; throws `RunnerError` (`bad-schema`, `bad-harness`) and changes nothing then.
-   * Calls already running finish with the harness they started with.
+   * Everything about a harness that can fail, done without touching the deployed set: the manifest's
+   * tools are checked against the module's exports, and validators for every tool's arguments and every
+   * event's fields are compiled (once: `setHarness` reuses them). Throws `RunnerError` (`bad-schema`,
+   * `bad-harness`). A deploy calls this before storing anything, then `setHarness` once stored.
    */
-  setHarness(name: string, harness: HarnessInput): void {
-    if (this.closed) throw new RunnerError('closed', 'the tool runner is closed');
-    const { module, manifest, digest } = harness;
+  prepareHarness(harness: HarnessInput): PreparedHarness {
+    const { module, manifest } = harness;
     const exported = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
     for (const tool of manifest.tools) {
       if (!exported.has(`berm_tool_${tool.name}`)) throw new RunnerError('bad-harness', `tool "${tool.name}" has no export berm_tool_${tool.name}`, tool.name);
     }
-    const validators = compileValidators(manifest);
     const imported = new Set(WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}`));
+    return new PreparedHarness(harness, compileValidators(manifest), imported.has('berm.call'), imported.has('berm.emit'));
+  }
+
+  /**
+   * Deploys (or replaces) `name`, from a `prepareHarness` result or from the parts (then prepared here,
+   * throwing as `prepareHarness` does, with the deployed set unchanged). Calls already running finish
+   * with the harness they started with.
+   */
+  setHarness(name: string, harness: HarnessInput | PreparedHarness): void {
+    if (this.closed) throw new RunnerError('closed', 'the tool runner is closed');
+    const prepared = harness instanceof PreparedHarness ? harness : this.prepareHarness(harness);
+    const { module, manifest, digest } = prepared.input;
     const bare: ProgramPayload = {
       name,
       key: this.nextKey++,
@@ -201,16 +224,15 @@ export class ToolRunner {
       programs: [...(manifest.deps?.programs ?? [])],
       validators: '',
     };
-    const callsOthers = imported.has('berm.call');
     this.entries.set(name, {
       name,
       digest,
       manifest,
-      validators,
+      validators: prepared.validators,
       bare,
-      full: { ...bare, validators: validators.source },
-      callsOthers,
-      needsChecks: callsOthers || imported.has('berm.emit'),
+      full: { ...bare, validators: prepared.validators.source },
+      callsOthers: prepared.callsOthers,
+      needsChecks: prepared.callsOthers || prepared.emits,
     });
     this.closures.clear();
   }
