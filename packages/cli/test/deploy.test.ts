@@ -152,6 +152,34 @@ describe('berm ls and berm undeploy', () => {
   });
 });
 
+describe('crab inspect with a daemon address', () => {
+  it('marks each declared program that is not deployed there, and only with an address', async () => {
+    const caller = await scratch.write('two-deps.wasm', await harnessImage(sampleManifest({ deps: { programs: ['echo', 'weather'], syscalls: {}, secrets: [] } })));
+    expect((await runCli(['deploy', 'echo', files.echo!], { env: env() })).code).toBe(0);
+
+    let r = await runCli(['inspect', caller, '--url', d.url]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('weather (not deployed)');
+    expect(r.stdout).not.toContain('echo (not deployed)');
+    expect(r.stdout).toMatch(/\becho\b/);
+
+    r = await runCli(['inspect', caller], { env: env() });
+    expect(r.stdout).toContain('weather (not deployed)');
+
+    r = await runCli(['inspect', caller]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('weather');
+    expect(r.stdout).not.toContain('not deployed');
+
+    r = await runCli(['inspect', '--json', caller, '--url', d.url]);
+    expect(JSON.parse(r.stdout).deps.programs).toEqual(['echo', 'weather']);
+
+    r = await runCli(['inspect', caller, '--url', `http://127.0.0.1:${await closedPort()}`]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('could not reach bermd');
+  });
+});
+
 describe('the daemon commands with a token', () => {
   it('send BERM_TOKEN; without it the daemon says unauthorized (exit 2)', async () => {
     const dir = await tempDir('berm-cli-token-');

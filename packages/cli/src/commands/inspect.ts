@@ -3,6 +3,7 @@ import * as Args from '@oclif/core/args';
 import type { ManifestData } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
+import { connect, daemonFlags } from '../daemon.js';
 import { renderManifest } from '../format/manifest.js';
 import { readImage } from '../input.js';
 
@@ -15,6 +16,9 @@ export default class Inspect extends BaseCommand {
   static args = {
     image: Args.string({ description: 'a wasm module or ELF file with a .berm.abi section', required: true }),
   };
+
+  /** With a daemon address, declared programs that are not deployed there are marked. */
+  static flags = { ...daemonFlags };
 
   async run(): Promise<ManifestData> {
     const { args, flags } = await this.parse(Inspect);
@@ -31,7 +35,13 @@ export default class Inspect extends BaseCommand {
    * no daemon address is given, and then nothing is marked. Only the human view asks: `--json`
    * is the manifest and nothing else.
    */
-  protected async deployedPrograms(_flags: Record<string, unknown>): Promise<ReadonlySet<string> | undefined> {
-    return undefined;
+  protected async deployedPrograms(flags: Record<string, unknown>): Promise<ReadonlySet<string> | undefined> {
+    if (typeof flags.url !== 'string') return undefined;
+    const client = connect(flags.url);
+    try {
+      return new Set((await client.list()).map((h) => h.name));
+    } finally {
+      await client.close();
+    }
   }
 }
