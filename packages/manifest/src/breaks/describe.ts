@@ -31,6 +31,10 @@ export function nodeText(node: SchemaNode, graph: SchemaGraph): string {
     const values = `one of ${valuesText(node.enumValues)}`;
     return node.nullable ? `${values} or null` : values;
   }
+  // A titled schema is named by its type's name; the title is what a reader of the code knows.
+  if (typeof node.kw.title === 'string' && node.types !== null && !node.types.has('string')) {
+    return node.nullable ? `${node.kw.title}|null` : node.kw.title;
+  }
   return typesText(node.types);
 }
 

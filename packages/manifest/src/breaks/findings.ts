@@ -7,12 +7,44 @@ export interface Segment {
   readonly label: string;
 }
 
-/** A break found inside one schema, placed relative to it (so it can be reused at every use site). */
+/** A break found inside one schema, placed relative to the node it was found at. */
 export interface Finding {
   readonly code: BreakCode;
   readonly segments: readonly Segment[];
   /** The predicate of the message: what changed, with both sides. */
   readonly detail: string;
+}
+
+/**
+ * The findings of one pair of schemas, as a tree. A pair met again (a shared `$defs` type)
+ * returns the same tree, so comparing stays linear in the size of the schemas even where
+ * the number of paths to a definition is not.
+ */
+export interface FindingTree {
+  readonly own: readonly Finding[];
+  readonly children: ReadonlyArray<readonly [Segment | null, FindingTree]>;
+  /** Nothing anywhere below: the pair is compatible. */
+  readonly empty: boolean;
+}
+
+export const NO_FINDINGS: FindingTree = { own: [], children: [], empty: true };
+
+export class FindingCollector {
+  private readonly own: Finding[] = [];
+  private readonly children: Array<readonly [Segment | null, FindingTree]> = [];
+
+  add(found: Finding, step: Segment | null = null): void {
+    this.own.push(step === null ? found : { ...found, segments: [step, ...found.segments] });
+  }
+
+  addTree(step: Segment | null, tree: FindingTree): void {
+    if (!tree.empty) this.children.push([step, tree]);
+  }
+
+  done(): FindingTree {
+    if (this.own.length === 0 && this.children.length === 0) return NO_FINDINGS;
+    return { own: this.own, children: this.children, empty: false };
+  }
 }
 
 export const segment = {
@@ -27,15 +59,36 @@ export const segment = {
     pointer: `/${keyword}/${escapePointerToken(label)}`,
     label: `<${label}>`,
   }),
+  /** A whole branch, gone or new: placed at the branch, named as the union (the message names the branch). */
+  wholeVariant: (keyword: string, label: string): Segment => ({
+    pointer: `/${keyword}/${escapePointerToken(label)}`,
+    label: '',
+  }),
 };
 
 export function finding(code: BreakCode, detail: string): Finding {
   return { code, segments: [], detail };
 }
 
-export function under(step: Segment | null, found: readonly Finding[]): readonly Finding[] {
-  if (step === null || found.length === 0) return found;
-  return found.map((f) => ({ ...f, segments: [step, ...f.segments] }));
+/**
+ * Lays a tree out as a list, in walk order, every finding placed by its full path. A shared
+ * subtree is listed at each place it is used while the list is shorter than `budget`; past
+ * that, one already listed is not listed again, which bounds the list where a definition
+ * is reachable by exponentially many paths.
+ */
+export function flatten(tree: FindingTree, budget: number): Finding[] {
+  const out: Finding[] = [];
+  const listed = new Set<FindingTree>();
+  const visit = (node: FindingTree, prefix: readonly Segment[]): void => {
+    for (const f of node.own) out.push({ ...f, segments: [...prefix, ...f.segments] });
+    for (const [step, child] of node.children) {
+      if (listed.has(child) && out.length >= budget) continue;
+      listed.add(child);
+      visit(child, step === null ? prefix : [...prefix, step]);
+    }
+  };
+  if (!tree.empty) visit(tree, []);
+  return out;
 }
 
 export function pointerOf(segments: readonly Segment[]): string {

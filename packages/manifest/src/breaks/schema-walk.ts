@@ -1,6 +1,6 @@
 import { type BreakCode, type Side, SIDE_CODES } from './codes.js';
 import { limitText, nodeText, plural, valuesText, valueText } from './describe.js';
-import { type Finding, finding, type Segment, segment, under } from './findings.js';
+import { type Finding, finding, FindingCollector, type FindingTree, NO_FINDINGS, type Segment, segment } from './findings.js';
 import { canonical, EVERY_TYPE, isObject, type JsonType, TYPE_ORDER, typeAllows, typeOfValue } from './json.js';
 import type { SchemaGraph, SchemaNode } from './nodes.js';
 import {
@@ -70,6 +70,12 @@ function unlistedSchema(node: SchemaNode, name: string): unknown {
   return node.kw.additionalProperties;
 }
 
+/** Whether two branches can hold values of a common type (null aside). */
+function shareType(a: SchemaNode, b: SchemaNode): boolean {
+  if (a.types === null || b.types === null) return true;
+  return [...a.types].some((t) => t !== 'null' && (typeAllows(b.types, t) || (t === 'number' && b.types!.has('integer'))));
+}
+
 function typesNotCovered(inner: ReadonlySet<JsonType> | null, outer: ReadonlySet<JsonType> | null): JsonType[] {
   if (outer === null) return [];
   const candidates = inner === null ? EVERY_TYPE : TYPE_ORDER.filter((t) => inner.has(t));
@@ -99,7 +105,7 @@ function change(keyword: string, old: SchemaNode, next: SchemaNode): string {
  * same pair meets again.
  */
 export class SchemaWalk {
-  private readonly memo = new Map<string, readonly Finding[]>();
+  private readonly memo = new Map<string, FindingTree>();
   private readonly active = new Map<string, number>();
   private cut = Infinity;
   private readonly reader: boolean;
@@ -113,8 +119,8 @@ export class SchemaWalk {
     this.codes = SIDE_CODES[side];
   }
 
-  compare(old: SchemaNode, next: SchemaNode): readonly Finding[] {
-    if (old === next) return [];
+  compare(old: SchemaNode, next: SchemaNode): FindingTree {
+    if (old === next) return NO_FINDINGS;
     const key = `${old.id}:${next.id}`;
     const known = this.memo.get(key);
     if (known !== undefined) return known;
@@ -122,7 +128,7 @@ export class SchemaWalk {
     if (activeAt !== undefined) {
       // A recursive type met itself: what differs inside is reported once, further up.
       this.cut = Math.min(this.cut, activeAt);
-      return [];
+      return NO_FINDINGS;
     }
     const depth = this.active.size;
     this.active.set(key, depth);
@@ -157,16 +163,18 @@ export class SchemaWalk {
     return `(was ${this.text(old)}, now ${this.text(next)})`;
   }
 
-  private compareNodes(old: SchemaNode, next: SchemaNode): Finding[] {
+  private compareNodes(old: SchemaNode, next: SchemaNode): FindingTree {
     const [narrow, wide] = this.narrowWide(old, next);
-    if (narrow.never) return [];
+    if (narrow.never) return NO_FINDINGS;
     if (wide.never) {
-      return [
+      const out = new FindingCollector();
+      out.add(
         finding(
           'type-changed',
           this.reader ? `no longer accepts anything (was ${this.text(old)})` : `may now be ${this.text(next)} (old never wrote it)`,
         ),
-      ];
+      );
+      return out.done();
     }
     if (old.branches !== null || next.branches !== null) return this.compareUnions(old, next);
     return this.compareFacets(old, next);
@@ -181,27 +189,27 @@ export class SchemaWalk {
     return finding('type-changed', `may now be ${narrow.types === null ? 'anything' : lost.join('|')} ${sides}`);
   }
 
-  private compareFacets(old: SchemaNode, next: SchemaNode): Finding[] {
-    const out: Finding[] = [];
+  private compareFacets(old: SchemaNode, next: SchemaNode): FindingTree {
+    const out = new FindingCollector();
     const [narrow, wide] = this.narrowWide(old, next);
     if (old.types !== null && next.types !== null && (old.nullable || next.nullable)) {
       // Nullability is settled here and the rest compared as its own pair: the pair without
       // null is the one a recursive type meets again, so the cycle is seen where it starts.
-      if (narrow.nullable && !wide.nullable) out.push(this.typeFinding(old, next, ['null'], narrow));
-      out.push(...this.compare(this.graph.withoutNull(old), this.graph.withoutNull(next)));
-      return out;
+      if (narrow.nullable && !wide.nullable) out.add(this.typeFinding(old, next, ['null'], narrow));
+      out.addTree(null, this.compare(this.graph.withoutNull(old), this.graph.withoutNull(next)));
+      return out.done();
     }
     const lost = typesNotCovered(narrow.types, wide.types);
-    if (lost.length > 0) out.push(this.typeFinding(old, next, lost, narrow));
+    if (lost.length > 0) out.add(this.typeFinding(old, next, lost, narrow));
     this.compareValues(old, next, out);
     if (typeAllows(narrow.types, 'array') && typeAllows(wide.types, 'array')) this.compareArrays(old, next, out);
     if (typeAllows(narrow.types, 'object') && typeAllows(wide.types, 'object')) this.compareObjects(old, next, out);
-    return out;
+    return out.done();
   }
 
   // ---- scalar values: enums, strings, numbers ----
 
-  private compareValues(old: SchemaNode, next: SchemaNode, out: Finding[]): void {
+  private compareValues(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const [narrow, wide] = this.narrowWide(old, next);
     if (narrow.enumValues !== null) {
       this.compareListedValues(old, next, out);
@@ -214,7 +222,7 @@ export class SchemaWalk {
   }
 
   /** The narrow side lists its values: each must be one the wide side allows. */
-  private compareListedValues(old: SchemaNode, next: SchemaNode, out: Finding[]): void {
+  private compareListedValues(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const [narrow, wide] = this.narrowWide(old, next);
     const unlisted: unknown[] = [];
     const badStrings: string[] = [];
@@ -229,11 +237,11 @@ export class SchemaWalk {
     // Enum values count as strings whatever their type: the code names the common case.
     if (unlisted.length > 0) {
       const values = valuesText(unlisted);
-      out.push(finding(this.codes.strings, this.reader ? `no longer accepts ${values} ${this.sides(old, next)}` : `may now be ${values} ${this.sides(old, next)}`));
+      out.add(finding(this.codes.strings, this.reader ? `no longer accepts ${values} ${this.sides(old, next)}` : `may now be ${values} ${this.sides(old, next)}`));
     }
     if (badStrings.length > 0) {
       const values = valuesText(badStrings);
-      out.push(
+      out.add(
         finding(
           this.codes.strings,
           this.reader ? `no longer accepts ${values} (now ${this.stringRules(next)})` : `may now be ${values} (was ${this.stringRules(old)})`,
@@ -243,22 +251,22 @@ export class SchemaWalk {
     if (badNumbers.length > 0) {
       const values = valuesText(badNumbers);
       if (this.reader) {
-        out.push(finding(this.codes.range, `no longer accepts ${values} (now ${rangeText(rangeOf(next))})`));
+        out.add(finding(this.codes.range, `no longer accepts ${values} (now ${rangeText(rangeOf(next))})`));
       } else {
         const oldRange = rangeOf(old);
         const signFlip = isIntegral(old) && oldRange.lo.value >= 0 && badNumbers.some((v) => v < 0);
-        out.push(finding(signFlip ? 'unsigned-became-signed' : this.codes.range, `may now be ${values} (was ${rangeText(oldRange)})`));
+        out.add(finding(signFlip ? 'unsigned-became-signed' : this.codes.range, `may now be ${values} (was ${rangeText(oldRange)})`));
       }
     }
   }
 
   /** Only the wide side lists values: the narrow side's are unlimited. */
-  private compareNewlyListed(old: SchemaNode, next: SchemaNode, out: Finding[]): void {
+  private compareNewlyListed(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const [narrow, wide] = this.narrowWide(old, next);
     let code: BreakCode = 'type-changed';
     if (typeAllows(narrow.types, 'string') && typeAllows(wide.types, 'string')) code = this.codes.strings;
     else if (typeAllows(narrow.types, 'integer') && typeAllows(wide.types, 'integer')) code = this.codes.range;
-    out.push(
+    out.add(
       finding(
         code,
         this.reader
@@ -277,11 +285,11 @@ export class SchemaWalk {
     return rules.length > 0 ? rules.join(', ') : 'no string rules';
   }
 
-  private compareStrings(old: SchemaNode, next: SchemaNode, out: Finding[]): void {
+  private compareStrings(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const [narrow, wide] = this.narrowWide(old, next);
     const code = this.codes.strings;
     if (maxLengthOf(narrow) > maxLengthOf(wide)) {
-      out.push(
+      out.add(
         finding(
           code,
           this.reader
@@ -291,7 +299,7 @@ export class SchemaWalk {
       );
     }
     if (minLengthOf(narrow) < minLengthOf(wide)) {
-      out.push(
+      out.add(
         finding(
           code,
           this.reader
@@ -302,7 +310,7 @@ export class SchemaWalk {
     }
     const widePattern = patternOf(wide);
     if (widePattern !== undefined && patternOf(narrow) !== widePattern) {
-      out.push(
+      out.add(
         finding(
           code,
           this.reader
@@ -313,7 +321,7 @@ export class SchemaWalk {
     }
     const wideFormat = stringFormat(wide);
     if (wideFormat !== undefined && stringFormat(narrow) !== wideFormat) {
-      out.push(
+      out.add(
         finding(
           code,
           this.reader
@@ -324,12 +332,12 @@ export class SchemaWalk {
     }
   }
 
-  private compareNumbers(old: SchemaNode, next: SchemaNode, out: Finding[]): void {
+  private compareNumbers(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const oldRange = rangeOf(old);
     const nextRange = rangeOf(next);
     if (this.reader) {
       if (!rangeWithin(oldRange, nextRange)) {
-        out.push(finding(this.codes.range, `accepts a smaller range: ${rangeText(nextRange)} (was ${rangeText(oldRange)})`));
+        out.add(finding(this.codes.range, `accepts a smaller range: ${rangeText(nextRange)} (was ${rangeText(oldRange)})`));
       }
     } else {
       const loWidened = !loWithin(nextRange.lo, oldRange.lo);
@@ -337,10 +345,10 @@ export class SchemaWalk {
       // An integer that was never negative is what a caller stores in an unsigned type.
       const signFlip = loWidened && isIntegral(old) && oldRange.lo.value >= 0 && allowsNegative(nextRange);
       if (signFlip) {
-        out.push(finding('unsigned-became-signed', `may now be negative (was ${rangeText(oldRange)}, now ${rangeText(nextRange)})`));
+        out.add(finding('unsigned-became-signed', `may now be negative (was ${rangeText(oldRange)}, now ${rangeText(nextRange)})`));
       }
       if (hiWidened || (loWidened && !signFlip)) {
-        out.push(finding(this.codes.range, `may now be outside ${rangeText(oldRange)} (now ${rangeText(nextRange)})`));
+        out.add(finding(this.codes.range, `may now be outside ${rangeText(oldRange)} (now ${rangeText(nextRange)})`));
       }
     }
     const [narrow, wide] = this.narrowWide(old, next);
@@ -348,7 +356,7 @@ export class SchemaWalk {
     if (wideStep !== undefined) {
       const narrowStep = stepOf(narrow);
       if (narrowStep === undefined || !isMultipleOf(narrowStep, wideStep)) {
-        out.push(
+        out.add(
           finding(
             this.codes.range,
             this.reader
@@ -362,7 +370,7 @@ export class SchemaWalk {
 
   // ---- arrays ----
 
-  private compareArrays(old: SchemaNode, next: SchemaNode, out: Finding[]): void {
+  private compareArrays(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const oldShape = arrayShape(old);
     const nextShape = arrayShape(next);
     const [narrow, wide] = this.narrowWide(oldShape, nextShape);
@@ -371,7 +379,7 @@ export class SchemaWalk {
     const counts = (name: string, o: number, n: number): string => `${name} was ${count(o)}, now ${count(n)}`;
     if (narrow.min < wide.min) {
       const sides = counts('minItems', oldShape.min, nextShape.min);
-      out.push(
+      out.add(
         finding(
           code,
           this.reader
@@ -382,7 +390,7 @@ export class SchemaWalk {
     }
     if (narrow.max > wide.max) {
       const sides = counts('maxItems', oldShape.max, nextShape.max);
-      out.push(
+      out.add(
         finding(
           code,
           this.reader
@@ -392,24 +400,24 @@ export class SchemaWalk {
       );
     }
     if (wide.unique && !narrow.unique) {
-      out.push(finding(code, this.reader ? 'now requires unique items (uniqueItems was unset, now true)' : 'may now repeat items (uniqueItems was true, now unset)'));
+      out.add(finding(code, this.reader ? 'now requires unique items (uniqueItems was unset, now true)' : 'may now repeat items (uniqueItems was true, now unset)'));
     }
     const prefixLength = Math.max(oldShape.prefix.length, nextShape.prefix.length);
     for (let i = 0; i < prefixLength; i++) {
       // An index the narrow side never fills is moot; one the wide side forbids is a count change above.
       if (i >= narrow.max || i >= wide.max) break;
       const found = this.compare(this.node(elementAt(oldShape, i), old), this.node(elementAt(nextShape, i), next));
-      out.push(...under(segment.prefixItem(i), found));
+      out.addTree(segment.prefixItem(i), found);
     }
     if (narrow.max > prefixLength && wide.max > prefixLength) {
       const found = this.compare(this.node(oldShape.rest, old), this.node(nextShape.rest, next));
-      out.push(...under(segment.items, found));
+      out.addTree(segment.items, found);
     }
   }
 
   // ---- objects ----
 
-  private compareObjects(old: SchemaNode, next: SchemaNode, out: Finding[]): void {
+  private compareObjects(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const oldProps = propertiesOf(old);
     const nextProps = propertiesOf(next);
     const oldRequired = new Set(requiredOf(old));
@@ -420,17 +428,17 @@ export class SchemaWalk {
       const inOld = has(oldProps, name);
       const inNext = has(nextProps, name);
       if (this.reader && nextRequired.has(name) && !oldRequired.has(name)) {
-        out.push(...under(step, [finding(this.codes.required, inOld ? 'is now required (was optional)' : 'is now required (it is new)')]));
+        out.add(finding(this.codes.required, inOld ? 'is now required (was optional)' : 'is now required (it is new)'), step);
       }
       if (!this.reader && oldRequired.has(name) && !nextRequired.has(name)) {
-        out.push(...under(step, [finding(this.codes.required, inNext ? 'is now optional (was required)' : 'is gone (was always present)')]));
+        out.add(finding(this.codes.required, inNext ? 'is now optional (was required)' : 'is gone (was always present)'), step);
       }
       if (!inOld && !inNext) continue;
       const oldSchema = inOld ? oldProps[name] : unlistedSchema(old, name);
       const nextSchema = inNext ? nextProps[name] : unlistedSchema(next, name);
       if (this.reader && inOld && nextSchema === false && oldSchema !== false) {
         const why = inNext ? 'its schema is now false' : 'next has no such argument and accepts no others';
-        out.push(...under(step, [finding('argument-no-longer-accepted', `is no longer accepted (${why})`)]));
+        out.add(finding('argument-no-longer-accepted', `is no longer accepted (${why})`), step);
         continue;
       }
       // A property listed on one side only is compared with the other side's catch-all when
@@ -441,67 +449,65 @@ export class SchemaWalk {
       if ((!inOld && typeof oldSchema === 'boolean') || (!inNext && typeof nextSchema === 'boolean')) continue;
       if (!inOld && oldSchema === undefined) continue;
       if (!inNext && nextSchema === undefined) continue;
-      out.push(...under(step, this.compare(this.node(oldSchema, old), this.node(nextSchema, next))));
+      out.addTree(step, this.compare(this.node(oldSchema, old), this.node(nextSchema, next)));
     }
     const oldRest = old.kw.additionalProperties;
     const nextRest = next.kw.additionalProperties;
     if (this.reader && oldRest !== false && nextRest === false) {
       const listed = Object.keys(nextProps);
       const only = listed.length > 0 ? `other than ${listed.map((n) => `\`${n}\``).join(', ')}` : 'at all';
-      out.push(...under(segment.closure, [finding('argument-no-longer-accepted', `no longer accepts properties ${only} (additionalProperties was ${shown(oldRest)}, now false)`)]));
+      out.add(finding('argument-no-longer-accepted', `no longer accepts properties ${only} (additionalProperties was ${shown(oldRest)}, now false)`), segment.closure);
     } else if (oldRest !== false && nextRest !== false && (isObject(oldRest) || isObject(nextRest))) {
       // Closed result objects are not compared: old callers tolerate added fields.
-      out.push(...under(segment.additional, this.compare(this.node(oldRest, old), this.node(nextRest, next))));
+      out.addTree(segment.additional, this.compare(this.node(oldRest, old), this.node(nextRest, next)));
     }
   }
 
   // ---- unions ----
 
-  private compareUnions(old: SchemaNode, next: SchemaNode): Finding[] {
-    const out: Finding[] = [];
+  private compareUnions(old: SchemaNode, next: SchemaNode): FindingTree {
+    const out = new FindingCollector();
     const [narrow, wide] = this.narrowWide(old, next);
-    if (narrow.nullable && !wide.nullable) out.push(this.typeFinding(old, next, ['null'], narrow));
+    if (narrow.nullable && !wide.nullable) out.add(this.typeFinding(old, next, ['null'], narrow));
     const oldBranches = this.graph.branchesOf(old);
     const nextBranches = this.graph.branchesOf(next);
     // Places follow old's structure; a branch only next has is placed in next's union.
     const oldStep = (b: SchemaNode): Segment | null =>
       old.branches !== null ? segment.variant(old.unionKeyword ?? 'oneOf', branchLabel(old.branches, b, this.graph)) : null;
-    const nextStep = (b: SchemaNode): Segment | null =>
-      next.branches !== null ? segment.variant(next.unionKeyword ?? 'oneOf', branchLabel(next.branches, b, this.graph)) : null;
 
     const { pairs, oldLeft, nextLeft } = pairBranches(oldBranches, nextBranches, this.graph);
-    for (const [o, n] of pairs) out.push(...under(oldStep(o), this.compare(o, n)));
+    for (const [o, n] of pairs) out.addTree(oldStep(o), this.compare(o, n));
 
     // Unpaired narrow branches must still fit somewhere on the wide side.
     const [needed, otherLeft] = this.narrowWide(oldLeft, nextLeft);
     const offered = this.reader ? nextBranches : oldBranches;
-    const fits = (b: SchemaNode): boolean =>
-      offered.some((o) => (this.reader ? this.compare(b, o) : this.compare(o, b)).length === 0);
-    const unfit = needed.filter((b) => !fits(b));
-    if (unfit.length === 1 && otherLeft.length === 1) {
-      // One branch on each side that nothing named: the same variant, changed (or renamed).
-      const [o, n] = this.narrowWide(unfit[0], otherLeft[0]);
-      out.push(...under(oldStep(o), this.compare(o, n)));
-      return out;
+    const fitsInto = (b: SchemaNode, o: SchemaNode): boolean => (this.reader ? this.compare(b, o) : this.compare(o, b)).empty;
+    const usedAsFit = new Set<SchemaNode>();
+    const unfit: SchemaNode[] = [];
+    for (const b of needed) {
+      const home = otherLeft.find((o) => fitsInto(b, o)) ?? offered.find((o) => fitsInto(b, o));
+      if (home === undefined) unfit.push(b);
+      else usedAsFit.add(home);
     }
+    const candidates = otherLeft.filter((o) => !usedAsFit.has(o));
+    if (unfit.length === 1 && candidates.length === 1 && shareType(unfit[0], candidates[0])) {
+      // One branch on each side that nothing named, of the same kind: the same variant,
+      // changed (or renamed). Its differences say more than "removed" and "added" would.
+      const [o, n] = this.narrowWide(unfit[0], candidates[0]);
+      out.addTree(oldStep(o), this.compare(o, n));
+      return out.done();
+    }
+    const step = (union: SchemaNode, b: SchemaNode): Segment | null =>
+      union.branches !== null ? segment.wholeVariant(union.unionKeyword ?? 'oneOf', branchLabel(union.branches, b, this.graph)) : null;
+    // The variant codes need a union on old's side; a union appearing where old had one
+    // schema changes the type instead.
+    const code: BreakCode = old.branches !== null ? this.codes.variant : 'type-changed';
     for (const b of unfit) {
-      const label = old.branches !== null || next.branches !== null ? this.branchName(b, old, next) : this.text(b);
-      if (this.reader) {
-        const code: BreakCode = old.branches !== null ? this.codes.variant : 'type-changed';
-        const what = old.branches !== null ? `variant \`${label}\`` : this.text(b);
-        out.push(...under(oldStep(b), [finding(code, `no longer accepts ${what} ${this.sides(old, next)}`)]));
-      } else {
-        const code: BreakCode = old.branches !== null ? this.codes.variant : 'type-changed';
-        const what = next.branches !== null ? `variant \`${label}\`` : this.text(b);
-        out.push(...under(nextStep(b), [finding(code, `may now be ${what} ${this.sides(old, next)}`)]));
-      }
+      const owner = this.reader ? old : next;
+      const what = owner.branches !== null ? `variant \`${branchLabel(owner.branches, b, this.graph)}\`` : this.text(b);
+      const detail = this.reader ? `no longer accepts ${what} ${this.sides(old, next)}` : `may now be ${what} ${this.sides(old, next)}`;
+      out.add(finding(code, detail), step(owner, b));
     }
-    return out;
-  }
-
-  private branchName(b: SchemaNode, old: SchemaNode, next: SchemaNode): string {
-    if (old.branches !== null && old.branches.includes(b)) return branchLabel(old.branches, b, this.graph);
-    if (next.branches !== null && next.branches.includes(b)) return branchLabel(next.branches, b, this.graph);
-    return this.text(b);
+    return out.done();
   }
 }

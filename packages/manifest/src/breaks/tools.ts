@@ -1,9 +1,15 @@
 import type { EventSpec, ManifestData, ToolSpec } from '../types.js';
 import type { Break, BreakCode, Side } from './codes.js';
 import { oneLine } from './describe.js';
-import { type Finding, labelOf, pointerOf } from './findings.js';
+import { type Finding, flatten, labelOf, pointerOf } from './findings.js';
 import { SchemaGraph } from './nodes.js';
 import { SchemaWalk } from './schema-walk.js';
+
+/**
+ * How many breaks one schema may list before a changed shared definition stops being
+ * repeated at every place that uses it (see `flatten`). Real manifests stay far below it.
+ */
+const SHARED_REPEAT_BUDGET = 1000;
 
 /** Which schema of which tool or event a finding is in, and how its places are named. */
 interface Scope {
@@ -62,7 +68,7 @@ function byName<T extends { name: string }>(list: readonly T[] | undefined): Map
 function compareSchemas(graph: SchemaGraph, side: Side, scope: Scope, old: unknown, next: unknown): Break[] {
   const walk = new SchemaWalk(graph, side);
   const found = walk.compare(graph.node(old ?? true, old), graph.node(next ?? true, next));
-  return found.map((f) => toBreak(scope, f));
+  return flatten(found, SHARED_REPEAT_BUDGET).map((f) => toBreak(scope, f));
 }
 
 function toolBreaks(graph: SchemaGraph, old: ToolSpec, next: ToolSpec | undefined): Break[] {

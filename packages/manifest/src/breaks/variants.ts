@@ -24,10 +24,11 @@ function tagOf(branch: SchemaNode, graph: SchemaGraph): { prop: string; value: u
   return undefined;
 }
 
+/** `{"Circle": {...}}`: one required property and no other allowed, as serde writes enum variants. */
 function externalTagOf(branch: SchemaNode): string | undefined {
   const props = branch.kw.properties;
   const required = branch.kw.required;
-  if (props === null || typeof props !== 'object' || !Array.isArray(required)) return undefined;
+  if (props === null || typeof props !== 'object' || !Array.isArray(required) || branch.kw.additionalProperties !== false) return undefined;
   const names = Object.keys(props);
   return names.length === 1 && required.includes(names[0]) ? names[0] : undefined;
 }
