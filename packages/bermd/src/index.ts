@@ -1,5 +1,5 @@
 export { main } from './main.js';
-export { Registry, type Harness, type Use, type RegistryOptions, type DeployOptions, type SkippedHarness, type ChangeEvent } from './registry.js';
+export { Registry, type Harness, type Use, type DeployHooks, type CheckedHarness, type RegistryOptions, type DeployOptions, type SkippedHarness, type ChangeEvent } from './registry.js';
 export { buildHttpApp, type HttpOptions } from './http.js';
 export { Store, type HarnessMeta, type StoredHarness, type UsageRecord } from './store.js';
 export { checkImage, abiProblems, digestOf, ABI_HOST_CALLS, type CheckPolicy, type CheckedImage, type Problem } from './checks.js';

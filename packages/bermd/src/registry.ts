@@ -25,6 +25,26 @@ export interface Use {
   event?: string;
 }
 
+/** What `DeployHooks.prepare` sees: an image that passed every deploy check. */
+export interface CheckedHarness {
+  bytes: Uint8Array;
+  digest: string;
+  manifest: Manifest;
+  module: WebAssembly.Module;
+}
+
+/**
+ * How the layers that run tools follow the deployed set. `prepare` runs after the checks and before
+ * anything is stored (throwing a `BermdError` refuses the deploy, and nothing changes); `commit` runs
+ * once the image is stored, with what `prepare` returned; `remove` once a harness is gone. On open,
+ * each stored harness goes through `prepare` and `commit` too, and one `prepare` refuses is skipped.
+ */
+export interface DeployHooks<P = unknown> {
+  prepare?(name: string, harness: CheckedHarness): P | Promise<P>;
+  commit?(name: string, prepared: P): void;
+  remove?(name: string): void;
+}
+
 export interface RegistryOptions {
   stateDir: string;
   logger: Logger;
@@ -32,6 +52,7 @@ export interface RegistryOptions {
   servedSyscalls?: Iterable<string>;
   /** The clock, replaceable so tests can tell timestamps apart. */
   now?: () => Date;
+  hooks?: DeployHooks;
 }
 
 export interface DeployOptions {
@@ -61,6 +82,7 @@ export class Registry {
   private readonly policy: CheckPolicy;
   private readonly logger: Logger;
   private readonly now: () => Date;
+  private readonly hooks: DeployHooks;
   private closing = false;
 
   private constructor(store: Store, options: RegistryOptions) {
@@ -68,6 +90,7 @@ export class Registry {
     this.logger = options.logger;
     this.policy = { servedSyscalls: new Set(options.servedSyscalls ?? []) };
     this.now = options.now ?? (() => new Date());
+    this.hooks = options.hooks ?? {};
   }
 
   /** Opens the store and restores every stored harness that still passes the deploy checks. */
@@ -87,6 +110,8 @@ export class Registry {
         const stored = await this.store.load(name);
         if (stored === null) continue;
         const checked = await checkImage(stored.bytes, this.policy);
+        const prepared = await this.hooks.prepare?.(name, { ...checked, bytes: stored.bytes });
+        this.hooks.commit?.(name, prepared);
         this.harnesses.set(name, {
           name,
           digest: checked.digest,
@@ -112,6 +137,7 @@ export class Registry {
     assertHarnessName(name);
     return this.serialised(name, async () => {
       const checked = await checkImage(bytes, this.policy);
+      const prepared = await this.hooks.prepare?.(name, { ...checked, bytes });
       const previous = this.harnesses.get(name);
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
@@ -127,6 +153,7 @@ export class Registry {
         lastUsedAt,
         used,
       });
+      this.hooks.commit?.(name, prepared);
       void options.force; // read by the compatibility gate, which compares `previous` with the new manifest
       this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
       this.emit({ kind: 'deployed', name, replaced: previous !== undefined });
@@ -153,6 +180,7 @@ export class Registry {
       this.unsavedUse.delete(name);
       const stored = await this.store.remove(name);
       if (!known && !stored) throw notFound(name);
+      if (known) this.hooks.remove?.(name);
       this.logger.info({ harness: name }, 'undeployed harness');
       this.emit({ kind: 'undeployed', name });
     });

@@ -236,6 +236,34 @@ describe('Registry', () => {
     expect((await stat(path.join(storeDir(), 'h.wasm'))).size).toBe(bytes.length);
   });
 
+  it('lets the layers that run tools prepare, refuse, follow and drop harnesses', async () => {
+    const calls: string[] = [];
+    const hooks = {
+      prepare: (name: string, h: { bytes: Uint8Array; digest: string; manifest: { tools: { name: string }[] } }) => {
+        calls.push(`prepare ${name} ${h.manifest.tools.map((t) => t.name).join(',')}`);
+        expect(digestOf(h.bytes)).toBe(h.digest);
+        if (name === 'vetoed') throw new BermdError('compile-error', 'the runtime cannot take this one');
+        return `ready:${name}`;
+      },
+      commit: (name: string, prepared: unknown) => calls.push(`commit ${name} ${prepared}`),
+      remove: (name: string) => calls.push(`remove ${name}`),
+    };
+    const first = await Registry.open({ stateDir, logger, hooks });
+    await first.deploy('h', await harnessImage(manifestWithTools(['a'])));
+    expect(await codeOf(first.deploy('vetoed', await harnessImage()))).toBe('compile-error');
+    expect(first.has('vetoed')).toBe(false);
+    expect((await readdir(storeDir())).sort()).toEqual(['h.json', 'h.wasm']);
+    await first.deploy('k', await harnessImage(manifestWithTools(['b'])));
+    await first.undeploy('k');
+    expect(await codeOf(first.undeploy('k'))).toBe('not-found');
+    await first.close();
+    expect(calls).toEqual(['prepare h a', 'commit h ready:h', 'prepare vetoed echo', 'prepare k b', 'commit k ready:k', 'remove k']);
+
+    calls.length = 0;
+    await Registry.open({ stateDir, logger, hooks });
+    expect(calls).toEqual(['prepare h a', 'commit h ready:h']);
+  });
+
   it('finishes a deploy under way before it closes, then refuses new ones', async () => {
     const registry = await open();
     const deploying = registry.deploy('h', await harnessImage(sampleManifest(), { padBytes: 1 << 20 }));
