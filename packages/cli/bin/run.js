@@ -9,6 +9,11 @@ const pjson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url
 const typed = basename(process.argv[1] ?? '');
 if ([pjson.oclif.bin, ...pjson.oclif.binAliases].includes(typed)) pjson.oclif.bin = typed;
 const argv = process.argv.slice(2);
+// A reader that stops early (`| head`) closes the pipe; that ends the output, not in a crash.
+// oclif's Command installs the same handler, but the fast path below never loads it.
+process.stdout.on('error', (err) => {
+  if (err.code !== 'EPIPE') throw err;
+});
 
 // `inspect --json IMAGE` is what scripts and CI run, often in loops, so its start-up is what
 // counts. oclif cannot make it fast: loading @oclif/core and its config alone (`crab --version`)

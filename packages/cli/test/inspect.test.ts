@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestRecords, type ManifestData } from '@berm/manifest';
 import { buildElf } from '../../../test/helpers/elf.js';
 import { buildImage, sampleManifest, wat2wasm } from '../../../test/helpers/wat.js';
-import { ANSI, MINIMAL_WAT, Scratch, runCli } from './helpers/cli.js';
+import { ANSI, MINIMAL_WAT, Scratch, repoRoot, runCli } from './helpers/cli.js';
 
 const manifest: ManifestData = sampleManifest({
   version: '2.4.0',
@@ -40,6 +41,9 @@ beforeAll(async () => {
   files.badRecord = await scratch.write('bad-record.wasm', await buildImage(MINIMAL_WAT, ['{"abi_version": 1,']));
   const invalid = { ...sampleManifest(), tools: [{ name: 'not a name', description: '', arguments: { type: 'object' } }] };
   files.invalid = await scratch.write('invalid.wasm', await buildImage(MINIMAL_WAT, [JSON.stringify(invalid)]));
+  // Far more output than a pipe buffers, so a reader that stops early makes the writer meet EPIPE.
+  const many = sampleManifest({ tools: Array.from({ length: 2000 }, (_, i) => ({ ...manifest.tools[0]!, name: `tool_${i}` })) });
+  files.large = await scratch.write('large.wasm', await buildImage(MINIMAL_WAT, many));
   files.missing = join(scratch.dir, 'missing.wasm');
   files.directory = scratch.dir;
 });
@@ -109,6 +113,21 @@ describe('crab inspect --json IMAGE', () => {
       expect(full).toEqual(fast);
     }
   });
+});
+
+describe('a reader that stops early', () => {
+  for (const args of [['inspect', '--json'], ['inspect']]) {
+    it(`ends \`crab ${args.join(' ')}\` quietly with status 0`, async () => {
+      const child = spawn(process.execPath, ['bin/crab', ...args, files.large!], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      // Like `| head -c 1`: take the first chunk, then close the pipe.
+      child.stdout.once('data', () => child.stdout.destroy());
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    });
+  }
 });
 
 describe('colour', () => {
