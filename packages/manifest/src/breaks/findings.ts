@@ -16,34 +16,40 @@ export interface Finding {
 }
 
 /**
- * The findings of one pair of schemas, as a tree. A pair met again (a shared `$defs` type)
- * returns the same tree, so comparing stays linear in the size of the schemas even where
- * the number of paths to a definition is not.
+ * The findings of one pair of schemas, as a tree: findings and subtrees in walk order. A
+ * pair met again (a shared `$defs` type) returns the same tree, so comparing stays linear
+ * in the size of the schemas even where the number of paths to a definition is not.
  */
 export interface FindingTree {
-  readonly own: readonly Finding[];
-  readonly children: ReadonlyArray<readonly [Segment | null, FindingTree]>;
+  readonly entries: ReadonlyArray<Finding | Subtree>;
   /** Nothing anywhere below: the pair is compatible. */
   readonly empty: boolean;
 }
 
-export const NO_FINDINGS: FindingTree = { own: [], children: [], empty: true };
+interface Subtree {
+  readonly step: Segment | null;
+  readonly tree: FindingTree;
+}
+
+function isSubtree(entry: Finding | Subtree): entry is Subtree {
+  return 'tree' in entry;
+}
+
+export const NO_FINDINGS: FindingTree = { entries: [], empty: true };
 
 export class FindingCollector {
-  private readonly own: Finding[] = [];
-  private readonly children: Array<readonly [Segment | null, FindingTree]> = [];
+  private readonly entries: Array<Finding | Subtree> = [];
 
   add(found: Finding, step: Segment | null = null): void {
-    this.own.push(step === null ? found : { ...found, segments: [step, ...found.segments] });
+    this.entries.push(step === null ? found : { ...found, segments: [step, ...found.segments] });
   }
 
   addTree(step: Segment | null, tree: FindingTree): void {
-    if (!tree.empty) this.children.push([step, tree]);
+    if (!tree.empty) this.entries.push({ step, tree });
   }
 
   done(): FindingTree {
-    if (this.own.length === 0 && this.children.length === 0) return NO_FINDINGS;
-    return { own: this.own, children: this.children, empty: false };
+    return this.entries.length === 0 ? NO_FINDINGS : { entries: this.entries, empty: false };
   }
 }
 
@@ -80,14 +86,16 @@ export function flatten(tree: FindingTree, budget: number): Finding[] {
   const out: Finding[] = [];
   const listed = new Set<FindingTree>();
   const visit = (node: FindingTree, prefix: readonly Segment[]): void => {
-    for (const f of node.own) out.push({ ...f, segments: [...prefix, ...f.segments] });
-    for (const [step, child] of node.children) {
-      if (listed.has(child) && out.length >= budget) continue;
-      listed.add(child);
-      visit(child, step === null ? prefix : [...prefix, step]);
+    for (const entry of node.entries) {
+      if (!isSubtree(entry)) {
+        out.push({ ...entry, segments: [...prefix, ...entry.segments] });
+      } else if (!listed.has(entry.tree) || out.length < budget) {
+        listed.add(entry.tree);
+        visit(entry.tree, entry.step === null ? prefix : [...prefix, entry.step]);
+      }
     }
   };
-  if (!tree.empty) visit(tree, []);
+  visit(tree, []);
   return out;
 }
 
