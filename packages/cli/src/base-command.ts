@@ -26,7 +26,7 @@ export abstract class BaseCommand extends Command {
     return [this.config.bin, ...(this.id ? this.id.split(':') : [])].join(' ');
   }
 
-  async catch(err: Error & { exitCode?: number }): Promise<void> {
+  async catch(err: Error): Promise<void> {
     // `this.exit(n)` (oclif's ExitError) has already chosen its status and has nothing to say.
     if ((err as { code?: unknown }).code === 'EEXIT') {
       process.exitCode = (err as { oclif?: { exit?: number } }).oclif?.exit ?? 0;
