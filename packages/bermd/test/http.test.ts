@@ -210,7 +210,7 @@ describe('bermd with --token-file', () => {
   });
 });
 
-describe('bermd across restarts', () => {
+describe('bermd across restarts', { timeout: 90_000 }, () => {
   it('restores what it stored; an image that no longer loads is logged and skipped, the rest come up', async () => {
     const stateDir = await tempDir();
     try {
@@ -290,7 +290,7 @@ describe('bermd across restarts', () => {
   });
 });
 
-describe('bermd command line', () => {
+describe('bermd command line', { timeout: 90_000 }, () => {
   async function run(args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
     const child = spawn(process.execPath, [BERMD_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

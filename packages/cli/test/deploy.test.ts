@@ -41,7 +41,7 @@ async function closedPort(): Promise<number> {
 
 const env = () => ({ BERM_URL: d.url, BERM_TOKEN: undefined });
 
-describe('crab deploy', () => {
+describe('crab deploy', { timeout: 90_000 }, () => {
   it('deploys (exit 0), says whether it replaced, and prints --json as the daemon answered', async () => {
     let r = await runCli(['deploy', 'echo', files.echo!], { env: env() });
     expect(r.code).toBe(0);
@@ -108,7 +108,7 @@ describe('crab deploy', () => {
   });
 });
 
-describe('berm ls and berm undeploy', () => {
+describe('berm ls and berm undeploy', { timeout: 90_000 }, () => {
   it('lists the deployed harnesses as a table and as JSON', async () => {
     let r = await runCli(['ls'], { bin: 'berm', env: env() });
     expect(r.code).toBe(0);
@@ -152,7 +152,7 @@ describe('berm ls and berm undeploy', () => {
   });
 });
 
-describe('crab inspect with a daemon address', () => {
+describe('crab inspect with a daemon address', { timeout: 90_000 }, () => {
   it('marks each declared program that is not deployed there, and only with an address', async () => {
     const caller = await scratch.write('two-deps.wasm', await harnessImage(sampleManifest({ deps: { programs: ['echo', 'weather'], syscalls: {}, secrets: [] } })));
     expect((await runCli(['deploy', 'echo', files.echo!], { env: env() })).code).toBe(0);
@@ -180,7 +180,7 @@ describe('crab inspect with a daemon address', () => {
   });
 });
 
-describe('the daemon commands with a token', () => {
+describe('the daemon commands with a token', { timeout: 90_000 }, () => {
   it('send BERM_TOKEN; without it the daemon says unauthorized (exit 2)', async () => {
     const dir = await tempDir('berm-cli-token-');
     await writeFile(path.join(dir, 'token'), 'cli-token');
