@@ -1,9 +1,9 @@
 import { basename } from 'node:path';
 import * as Args from '@oclif/core/args';
+import * as Flags from '@oclif/core/flags';
 import type { ManifestData } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
-import { connect, daemonFlags } from '../daemon.js';
 import { renderManifest } from '../format/manifest.js';
 import { readImage } from '../input.js';
 
@@ -17,8 +17,15 @@ export default class Inspect extends BaseCommand {
     image: Args.string({ description: 'a wasm module or ELF file with a .berm.abi section', required: true }),
   };
 
-  /** With a daemon address, declared programs that are not deployed there are marked. */
-  static flags = { ...daemonFlags };
+  // Not the shared daemon flags: here no address means no daemon is asked (rather than the
+  // default one), and the client they come with would load on every inspect.
+  static flags = {
+    url: Flags.string({
+      description: "address of bermd's control API: declared programs not deployed there are marked",
+      env: 'BERM_URL',
+      helpValue: 'URL',
+    }),
+  };
 
   async run(): Promise<ManifestData> {
     const { args, flags } = await this.parse(Inspect);
@@ -35,8 +42,9 @@ export default class Inspect extends BaseCommand {
    * no daemon address is given, and then nothing is marked. Only the human view asks: `--json`
    * is the manifest and nothing else.
    */
-  protected async deployedPrograms(flags: Record<string, unknown>): Promise<ReadonlySet<string> | undefined> {
-    if (typeof flags.url !== 'string') return undefined;
+  protected async deployedPrograms(flags: { url?: string }): Promise<ReadonlySet<string> | undefined> {
+    if (flags.url === undefined) return undefined;
+    const { connect } = await import('../daemon.js');
     const client = connect(flags.url);
     try {
       return new Set((await client.list()).map((h) => h.name));
