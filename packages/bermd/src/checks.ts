@@ -15,6 +15,12 @@ const ELF_MAGIC = [0x7f, 0x45, 0x4c, 0x46];
 export interface CheckPolicy {
   /** Syscalls beyond the ABI's own that this daemon serves (none unless its operator enables one). */
   servedSyscalls: ReadonlySet<string>;
+  /**
+   * What V8 compiles in place of the image (e.g. the image with its memories capped), so the module
+   * that runs is the one compiled at deploy. May throw a `BermdError` to refuse the image. The digest
+   * and the stored bytes stay those of the image.
+   */
+  rewrite?: (bytes: Uint8Array) => Uint8Array;
 }
 
 /** One reason an image is refused; a refusal lists them all and is coded by the first. */
@@ -74,7 +80,7 @@ export async function checkImage(bytes: Uint8Array, policy: CheckPolicy): Promis
   }
   let module: WebAssembly.Module;
   try {
-    module = await WebAssembly.compile(bytes);
+    module = await WebAssembly.compile(policy.rewrite?.(bytes) ?? bytes);
   } catch (e) {
     throw new BermdError('compile-error', `the image does not compile: ${(e as Error).message}`);
   }

@@ -21,6 +21,9 @@ export const ERROR_STATUS = {
   'undeclared-import': 422,
   'unserved-syscall': 422,
   'unsupported-module': 422,
+  'memory-too-large': 422,
+  'bad-schema': 422,
+  'tool-name-collision': 409,
   'shutting-down': 503,
   internal: 500,
 } as const;

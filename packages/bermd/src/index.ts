@@ -6,5 +6,7 @@ export { checkImage, abiProblems, digestOf, ABI_HOST_CALLS, type CheckPolicy, ty
 export { readSignatures, type FuncType, type ValType, type ImportEntry, type ExportEntry } from './wasm-signatures.js';
 export { BermdError, isBermdError, ERROR_STATUS, type BermdErrorCode } from './errors.js';
 export { HARNESS_NAME, isHarnessName, assertHarnessName } from './names.js';
-export { parseOptions, parseListen, parseSize, defaultStateDir, OptionsError, DEFAULT_PORT, DEFAULT_HOST, DEFAULT_MAX_IMAGE_SIZE, type DaemonOptions } from './options.js';
+export { parseOptions, parseListen, parseSize, parseDuration, defaultStateDir, OptionsError, DEFAULT_PORT, DEFAULT_HOST, DEFAULT_MAX_IMAGE_SIZE, type DaemonOptions } from './options.js';
 export type { DeployResult, HarnessSummary, HarnessDetail, Notice } from './api.js';
+export { createDaemon, type Daemon, type DaemonConfig } from './daemon.js';
+export * from './mcp/index.js';

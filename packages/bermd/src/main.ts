@@ -1,7 +1,6 @@
 import { pino } from 'pino';
-import { buildHttpApp } from './http.js';
+import { createDaemon, type Daemon } from './daemon.js';
 import { OptionsError, parseOptions, USAGE } from './options.js';
-import { Registry } from './registry.js';
 
 /** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
 export async function main(argv: string[]): Promise<void> {
@@ -22,9 +21,9 @@ export async function main(argv: string[]): Promise<void> {
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
   const logger = pino({ name: 'bermd', level: options.logLevel }, pino.destination({ dest: 2, sync: true }));
 
-  let registry: Registry;
+  let daemon: Daemon;
   try {
-    registry = await Registry.open({ stateDir: options.stateDir, logger });
+    daemon = await createDaemon(options, logger);
   } catch (e) {
     logger.fatal({ err: e, state: options.stateDir }, 'cannot open the state directory');
     process.stderr.write(`bermd: cannot open the state directory ${options.stateDir}: ${(e as Error).message}\n`);
@@ -32,14 +31,14 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
-  const app = buildHttpApp(registry, { logger, maxImageSize: options.maxImageSize, token: options.token });
+  const { app } = daemon;
   try {
     await app.listen({ host: options.host, port: options.port });
   } catch (e) {
     logger.fatal({ err: e }, 'cannot listen');
     process.stderr.write(`bermd: cannot listen on ${options.host}:${options.port}: ${(e as Error).message}\n`);
     process.exitCode = 1;
-    await registry.close();
+    await daemon.close();
     return;
   }
 
@@ -54,8 +53,7 @@ export async function main(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    await app.close();
-    await registry.close();
+    await daemon.close();
     logger.info('stopped');
     process.exit(0);
   };

@@ -2,10 +2,14 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_BYTES } from './runtime/index.js';
 
 export const DEFAULT_PORT = 7477;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_MAX_IMAGE_SIZE = 64 * 1024 * 1024;
+export const DEFAULT_TOOL_SEPARATOR = '.';
+/** Characters a tool separator may use: none of them is a letter or digit, so names stay readable. */
+export const TOOL_SEPARATOR = /^[._\/-]{1,8}$/;
 
 export interface DaemonOptions {
   host: string;
@@ -15,6 +19,16 @@ export interface DaemonOptions {
   /** The bearer token every request must carry; undefined when auth is off. */
   token?: string;
   logLevel: string;
+  /** Wall-clock limit of one tool call, nested calls included. */
+  callTimeoutMs: number;
+  /** The most memory one guest instance may have; an image starting above it is refused at deploy. */
+  maxMemoryBytes: number;
+  /** The longest result a tool may answer (and host-call request a guest may make). */
+  maxResultBytes: number;
+  /** How deep `berm.call` may nest; 0 refuses the first nested call. */
+  maxCallDepth: number;
+  /** Between harness and tool in MCP tool names. */
+  toolSeparator: string;
 }
 
 export class OptionsError extends Error {
@@ -26,12 +40,18 @@ export class OptionsError extends Error {
 }
 
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
+             [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
   --max-image-size  largest image a deploy accepts, in bytes (default 64M)
   --token-file      file holding a bearer token every request must carry (default: no auth)
-  --log-level       pino level for the structured log on stderr (default info)`;
+  --log-level       pino level for the structured log on stderr (default info)
+  --call-timeout    wall-clock limit of one tool call, nested calls included: 500ms, 10s, 2m; a bare number is seconds (default 10s)
+  --max-memory      most memory one guest instance may have (default 64M); an image starting above it is refused at deploy
+  --max-result-size longest result a tool may answer (default 1M)
+  --max-call-depth  how deep berm.call may nest; 0 refuses the first nested call (default ${DEFAULT_MAX_CALL_DEPTH})
+  --tool-separator  between harness and tool in MCP tool names, from . _ - / (default ${DEFAULT_TOOL_SEPARATOR})`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -52,14 +72,34 @@ export function parseListen(value: string): { host: string; port: number } {
   return { host, port };
 }
 
-export function parseSize(value: string): number {
+export function parseSize(value: string, flag = '--max-image-size'): number {
   const m = /^(\d+)\s*([KMG]i?B?)?$/i.exec(value.trim());
-  if (m === null) throw new OptionsError(`--max-image-size ${value}: expected a byte count such as 1048576, 512K or 64M`);
+  if (m === null) throw new OptionsError(`${flag} ${value}: expected a byte count such as 1048576, 512K or 64M`);
   const unit = (m[2] ?? '').charAt(0).toUpperCase();
   const scale = unit === 'K' ? 1024 : unit === 'M' ? 1024 ** 2 : unit === 'G' ? 1024 ** 3 : 1;
   const n = Number(m[1]) * scale;
-  if (n < 1 || !Number.isSafeInteger(n)) throw new OptionsError(`--max-image-size ${value}: must be at least 1 byte`);
+  if (n < 1 || !Number.isSafeInteger(n)) throw new OptionsError(`${flag} ${value}: must be at least 1 byte`);
   return n;
+}
+
+/** `500ms`, `10s`, `1.5s`, `2m`; a bare number is seconds. Answers milliseconds. */
+export function parseDuration(value: string, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/.exec(value.trim());
+  if (m === null) throw new OptionsError(`${flag} ${value}: expected a duration such as 500ms, 10s or 2m`);
+  const scale = m[2] === 'ms' ? 1 : m[2] === 'm' ? 60_000 : 1000;
+  const ms = Math.round(Number(m[1]) * scale);
+  if (ms < 1 || !Number.isSafeInteger(ms)) throw new OptionsError(`${flag} ${value}: must be at least 1ms`);
+  return ms;
+}
+
+function parseCount(value: string, flag: string): number {
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value))) throw new OptionsError(`${flag} ${value}: expected a whole number`);
+  return Number(value);
+}
+
+function parseSeparator(value: string): string {
+  if (!TOOL_SEPARATOR.test(value)) throw new OptionsError(`--tool-separator ${JSON.stringify(value)}: use 1 to 8 of the characters . _ - /`);
+  return value;
 }
 
 export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<DaemonOptions | 'help'> {
@@ -75,6 +115,11 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
         'max-image-size': { type: 'string' },
         'token-file': { type: 'string' },
         'log-level': { type: 'string' },
+        'call-timeout': { type: 'string' },
+        'max-memory': { type: 'string' },
+        'max-result-size': { type: 'string' },
+        'max-call-depth': { type: 'string' },
+        'tool-separator': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -94,5 +139,23 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     }
     if (token === '') throw new OptionsError(`--token-file ${values['token-file']}: the file is empty`);
   }
-  return { host, port, stateDir, maxImageSize, token, logLevel: values['log-level'] ?? 'info' };
+  const callTimeoutMs = values['call-timeout'] === undefined ? DEFAULT_CALL_TIMEOUT_MS : parseDuration(values['call-timeout'], '--call-timeout');
+  const maxMemoryBytes = values['max-memory'] === undefined ? DEFAULT_MAX_MEMORY_BYTES : parseSize(values['max-memory'], '--max-memory');
+  if (maxMemoryBytes < 65536) throw new OptionsError(`--max-memory ${values['max-memory']}: must be at least 64K (one wasm page)`);
+  const maxResultBytes = values['max-result-size'] === undefined ? DEFAULT_MAX_RESULT_BYTES : parseSize(values['max-result-size'], '--max-result-size');
+  const maxCallDepth = values['max-call-depth'] === undefined ? DEFAULT_MAX_CALL_DEPTH : parseCount(values['max-call-depth'], '--max-call-depth');
+  const toolSeparator = values['tool-separator'] === undefined ? DEFAULT_TOOL_SEPARATOR : parseSeparator(values['tool-separator']);
+  return {
+    host,
+    port,
+    stateDir,
+    maxImageSize,
+    token,
+    logLevel: values['log-level'] ?? 'info',
+    callTimeoutMs,
+    maxMemoryBytes,
+    maxResultBytes,
+    maxCallDepth,
+    toolSeparator,
+  };
 }

@@ -53,6 +53,8 @@ export interface RegistryOptions {
   /** The clock, replaceable so tests can tell timestamps apart. */
   now?: () => Date;
   hooks?: DeployHooks;
+  /** What is compiled in place of each image (see `CheckPolicy.rewrite`); the image itself by default. */
+  rewriteImage?: (bytes: Uint8Array) => Uint8Array;
 }
 
 export interface DeployOptions {
@@ -88,7 +90,7 @@ export class Registry {
   private constructor(store: Store, options: RegistryOptions) {
     this.store = store;
     this.logger = options.logger;
-    this.policy = { servedSyscalls: new Set(options.servedSyscalls ?? []) };
+    this.policy = { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage };
     this.now = options.now ?? (() => new Date());
     this.hooks = options.hooks ?? {};
   }

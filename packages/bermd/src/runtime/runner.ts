@@ -42,7 +42,8 @@ export interface GuestLogEntry {
   message: string;
 }
 
-export type EventHandler = (harness: string, event: string, fields: unknown) => void;
+/** `tool` is the tool whose instance emitted the event (in `harness`). */
+export type EventHandler = (harness: string, event: string, fields: unknown, tool: string) => void;
 
 export interface RunnerOptions {
   /** Wall-clock limit of one call, nested calls included, from the moment a worker starts it. */
@@ -378,8 +379,8 @@ export class ToolRunner {
       }
       case 'event':
         state?.events.set(`${message.harness}.${message.event}`, { harness: message.harness, event: message.event });
-        if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields));
-        if (state?.options.onEvent !== undefined) safely(() => state.options.onEvent!(message.harness, message.event, message.fields));
+        if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields, message.tool));
+        if (state?.options.onEvent !== undefined) safely(() => state.options.onEvent!(message.harness, message.event, message.fields, message.tool));
         break;
     }
     if (state !== undefined && ++state.received >= state.expected) state.drained?.();

@@ -1,0 +1,171 @@
+/**
+ * bermd put together: the registry (deployed set and store), the tool runtime that runs what it holds,
+ * the MCP sessions that serve it, and the HTTP app carrying the control API and `/mcp`. Listening and
+ * signals are `main`'s business.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { BermdError } from './errors.js';
+import { buildHttpApp } from './http.js';
+import { ToolCatalog, type CatalogEntry } from './mcp/catalog.js';
+import { registerMcpRoutes } from './mcp/http.js';
+import type { EventMessage, McpCore, SessionState } from './mcp/server.js';
+import { McpSessions } from './mcp/sessions.js';
+import type { DaemonOptions } from './options.js';
+import { Registry, type DeployHooks } from './registry.js';
+import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
+
+export interface Daemon {
+  app: FastifyInstance;
+  registry: Registry;
+  runner: ToolRunner;
+  catalog: ToolCatalog;
+  sessions: McpSessions;
+  /** Stops in order: `/mcp` (calls under way answer, then sessions end), the app, the registry (usage written), the workers. */
+  close(): Promise<void>;
+}
+
+export type DaemonConfig = Pick<
+  DaemonOptions,
+  'stateDir' | 'maxImageSize' | 'token' | 'callTimeoutMs' | 'maxMemoryBytes' | 'maxResultBytes' | 'maxCallDepth' | 'toolSeparator'
+> & {
+  /** Worker threads of the tool runtime; piscina's default (from the CPU count) when unset. */
+  threads?: number | { min?: number; max?: number };
+};
+
+interface Prepared {
+  runtime: PreparedHarness;
+  listing: CatalogEntry;
+}
+
+function readVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** berm.log levels (MCP's and two common aliases) onto pino's. */
+const PINO_LEVEL: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = {
+  trace: 'trace',
+  debug: 'debug',
+  info: 'info',
+  notice: 'info',
+  warn: 'warn',
+  warning: 'warn',
+  error: 'error',
+  critical: 'fatal',
+  alert: 'fatal',
+  emergency: 'fatal',
+};
+
+/** A runtime refusal of an image, as the deploy answers it. */
+function deployError(e: RunnerError, maxMemoryBytes: number): BermdError {
+  switch (e.code) {
+    case 'memory-too-large':
+      return new BermdError('memory-too-large', `${e.message} (see --max-memory)`, { limit: maxMemoryBytes, where: e.where });
+    case 'bad-schema':
+      return new BermdError('bad-schema', e.message, { where: e.where });
+    case 'bad-module':
+      return new BermdError('unsupported-module', `the runtime cannot run this module: ${e.message}`);
+    case 'bad-harness':
+      return new BermdError('missing-export', e.message, { tool: e.where });
+    default:
+      return new BermdError('internal', e.message);
+  }
+}
+
+export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
+  const runner = new ToolRunner({
+    callTimeoutMs: config.callTimeoutMs,
+    maxMemoryBytes: config.maxMemoryBytes,
+    maxResultBytes: config.maxResultBytes,
+    maxCallDepth: config.maxCallDepth,
+    threads: config.threads,
+    log: (entry: GuestLogEntry) => {
+      logger[PINO_LEVEL[entry.level] ?? 'info']({ harness: entry.harness, tool: entry.tool, guest: true }, entry.message);
+    },
+    onEvent: (harness, event, fields, tool) => {
+      logger.info({ harness, tool, event, fields }, 'event');
+    },
+  });
+  const catalog = new ToolCatalog(config.toolSeparator);
+
+  const hooks: DeployHooks<Prepared> = {
+    prepare(name, checked) {
+      try {
+        const runtime = runner.prepareHarness({ module: checked.module, manifest: checked.manifest.data, digest: checked.digest });
+        return { runtime, listing: catalog.prepare(name, checked.manifest.data) };
+      } catch (e) {
+        throw isRunnerError(e) ? deployError(e, config.maxMemoryBytes) : e;
+      }
+    },
+    commit(name, prepared) {
+      runner.setHarness(name, prepared.runtime);
+      for (const left of catalog.set(prepared.listing)) {
+        logger.warn({ harness: name, tool: left }, 'a tool name is held by another harness deployed at the same moment; this one is not listed');
+      }
+    },
+    remove(name) {
+      runner.removeHarness(name);
+      catalog.delete(name);
+    },
+  };
+
+  // The memory cap is written into the module before V8 compiles it, so the module compiled at deploy
+  // is the one every call instantiates, and an image that starts above the cap is refused there.
+  const rewriteImage = (bytes: Uint8Array): Uint8Array => {
+    try {
+      return capMemory(bytes, config.maxMemoryBytes);
+    } catch (e) {
+      if (!isRunnerError(e)) throw e;
+      // Bytes the cap cannot read and V8 would not compile either are the compile check's to report.
+      if (e.code === 'bad-module' && !WebAssembly.validate(bytes)) return bytes;
+      throw deployError(e, config.maxMemoryBytes);
+    }
+  };
+
+  let registry: Registry;
+  try {
+    registry = await Registry.open({ stateDir: config.stateDir, logger, hooks: hooks as DeployHooks, rewriteImage });
+  } catch (e) {
+    await runner.close();
+    throw e;
+  }
+
+  let sessions: McpSessions | undefined;
+  const core: McpCore = {
+    catalog,
+    call: (harness, tool, args, options) => runner.call(harness, tool, args, options),
+    recordUse: (harness, use) => registry.recordUse(harness, use),
+    logger,
+    version: readVersion(),
+    broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
+  };
+  sessions = new McpSessions(core);
+  const mcpSessions = sessions;
+  registry.onChange(() => mcpSessions.listsChanged());
+
+  const app = buildHttpApp(registry, { logger, maxImageSize: config.maxImageSize, token: config.token });
+  const mcp = registerMcpRoutes(app, { sessions: mcpSessions });
+
+  let closed: Promise<void> | undefined;
+  return {
+    app,
+    registry,
+    runner,
+    catalog,
+    sessions: mcpSessions,
+    close() {
+      closed ??= (async () => {
+        await mcp.close();
+        await app.close();
+        await registry.close();
+        await runner.close();
+      })();
+      return closed;
+    },
+  };
+}

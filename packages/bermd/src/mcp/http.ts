@@ -1,0 +1,144 @@
+/**
+ * `/mcp` inside bermd's fastify app: POST carries JSON-RPC, GET opens a session's stream of server
+ * messages, DELETE ends a session. Fastify reads and bounds the body; the SDK's transport answers on
+ * the raw response (the reply is hijacked). Auth is the app's: its `onRequest` hook runs before this.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { McpSessions, Session } from './sessions.js';
+
+export const MCP_PATH = '/mcp';
+
+/**
+ * A JSON-RPC request to a tool is its arguments and a little framing; an image is not. 4 MiB (the
+ * SDK's own default bound) keeps `/mcp` from accepting image-sized bodies.
+ */
+export const MAX_MCP_BODY = 4 * 1024 * 1024;
+
+export interface McpRoutesOptions {
+  sessions: McpSessions;
+  maxBodySize?: number;
+}
+
+/** JSON-RPC's error shape, for answers given before a transport is involved. */
+function rpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/**
+ * A browser page can POST to a loopback port; a DNS-rebound one then carries the attacker's Origin.
+ * A request whose Origin is neither loopback nor the host it was sent to is refused (MCP's transport
+ * specification asks servers to validate Origin). Clients outside a browser send no Origin.
+ */
+function originAllowed(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  let hostname: string;
+  try {
+    hostname = new URL(origin).hostname;
+  } catch {
+    return false;
+  }
+  if (isLoopbackHost(hostname)) return true;
+  const host = request.headers.host;
+  return host !== undefined && new URL(`http://${host}`).hostname === hostname;
+}
+
+/** Registers `/mcp`; `close()` on the returned handle refuses new requests, lets those under way answer, then ends every session. */
+export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOptions): { close(): Promise<void> } {
+  const { sessions } = options;
+  const bodyLimit = options.maxBodySize ?? MAX_MCP_BODY;
+  const underWay = new Set<Promise<void>>();
+  let closing = false;
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
+    if (closing) return rpcError(reply, 503, -32000, 'bermd is shutting down');
+    if (!originAllowed(request)) return rpcError(reply, 403, -32000, `requests from origin ${request.headers.origin} are not accepted`);
+
+    let body: unknown;
+    if (request.method === 'POST') {
+      const raw = request.body;
+      try {
+        body = JSON.parse(Buffer.isBuffer(raw) ? raw.toString('utf8') : '');
+      } catch {
+        return rpcError(reply, 400, -32700, 'Parse error: the body is not JSON');
+      }
+    }
+
+    const id = request.headers['mcp-session-id'];
+    let session: Session | undefined;
+    if (typeof id === 'string') {
+      session = sessions.get(id);
+      // 404 tells a client its session is gone, so it starts a new one (Streamable HTTP, "session management").
+      if (session === undefined) return rpcError(reply, 404, -32001, 'Session not found');
+    } else if (request.method === 'POST' && isInitializeRequest(body)) {
+      session = await sessions.open();
+    } else {
+      return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
+    }
+
+    reply.hijack();
+    const res = reply.raw;
+    session.active++;
+    session.lastSeen = Date.now();
+    if (request.method === 'GET') {
+      // The transport registers the stream before it writes the headers, so once they are written,
+      // messages sent to the session reach this stream.
+      const writeHead = res.writeHead;
+      const opened = session;
+      res.writeHead = function (this: typeof res, ...args: Parameters<typeof res.writeHead>) {
+        const result = writeHead.apply(this, args);
+        if (res.statusCode === 200) {
+          res.once('close', () => sessions.streamClosed(opened));
+          sessions.streamOpened(opened);
+        }
+        return result;
+      } as typeof res.writeHead;
+    }
+    const done = session.transport
+      .handleRequest(request.raw, res, body)
+      .catch((e: unknown) => {
+        request.log.error({ err: e }, 'mcp request failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end();
+      })
+      .finally(() => {
+        session.active--;
+        session.lastSeen = Date.now();
+      });
+    if (request.method !== 'GET') {
+      underWay.add(done);
+      void done.finally(() => underWay.delete(done));
+    }
+    await done;
+  };
+
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: MCP_PATH,
+    bodyLimit,
+    // A tool call is a request: logging each one at info would write two lines per call. They are
+    // logged when the operator asks for debug.
+    logLevel: app.log.level === 'trace' ? 'trace' : app.log.level === 'debug' ? 'debug' : 'warn',
+    handler: handle,
+    // The app's error handler speaks the control API; a client of /mcp reads JSON-RPC.
+    errorHandler: (error: FastifyError, request, reply) => {
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return rpcError(reply, 413, -32600, `the request body is larger than ${bodyLimit} bytes`);
+      if (error.statusCode !== undefined && error.statusCode < 500) return rpcError(reply, error.statusCode, -32600, error.message);
+      request.log.error({ err: error }, 'mcp request failed');
+      return rpcError(reply, 500, -32603, 'bermd failed to answer this request; its log says why');
+    },
+  });
+
+  return {
+    async close() {
+      closing = true;
+      while (underWay.size > 0) await Promise.allSettled([...underWay]);
+      await sessions.close();
+    },
+  };
+}

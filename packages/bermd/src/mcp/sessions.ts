@@ -1,0 +1,142 @@
+/**
+ * The MCP sessions of one bermd: one Streamable HTTP transport and one server per session, keyed by
+ * `mcp-session-id`, and what reaches every session at once (list changes, events).
+ *
+ * Server-initiated messages travel on a session's GET stream, which the client opens after
+ * initializing and may drop and reopen. A list change that finds no stream open is remembered (as a
+ * flag, so nothing grows) and sent when the stream opens: a client never keeps a stale list because
+ * its stream was reconnecting when a harness was deployed. Log messages are not kept: they are news.
+ */
+import { randomUUID } from 'node:crypto';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
+
+/** A session with no request under way and no stream open for this long is closed, so clients that vanish without a DELETE do not pile up. */
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+const SWEEP_MS = 60 * 1000;
+
+export class Session implements SessionState {
+  level?: SessionState['level'];
+  readonly transport: StreamableHTTPServerTransport;
+  readonly server: Server;
+  /** The GET stream is open: server-initiated messages can be sent now. */
+  streamOpen = false;
+  toolsChanged = false;
+  resourcesChanged = false;
+  /** Requests being handled (a POST holds its response stream until its answer is sent). */
+  active = 0;
+  lastSeen = Date.now();
+
+  constructor(core: McpCore, onInitialized: (session: Session) => void, onClosed: (session: Session) => void) {
+    this.transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: () => onInitialized(this),
+    });
+    this.transport.onclose = () => onClosed(this);
+    this.server = buildMcpServer(core, this);
+  }
+
+  get id(): string | undefined {
+    return this.transport.sessionId;
+  }
+}
+
+export class McpSessions {
+  private readonly sessions = new Map<string, Session>();
+  private readonly core: McpCore;
+  private readonly sweeper: NodeJS.Timeout;
+  private closing = false;
+
+  constructor(core: McpCore) {
+    this.core = core;
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  get(id: string): Session | undefined {
+    return this.sessions.get(id);
+  }
+
+  /** A session for an `initialize` request; it joins the map once the transport has given it an id. */
+  async open(): Promise<Session> {
+    const session = new Session(
+      this.core,
+      (s) => {
+        this.sessions.set(s.id!, s);
+        this.core.logger.debug({ session: s.id }, 'mcp session opened');
+      },
+      (s) => {
+        if (s.id !== undefined && this.sessions.get(s.id) === s) this.sessions.delete(s.id);
+        this.core.logger.debug({ session: s.id }, 'mcp session closed');
+      },
+    );
+    await session.server.connect(session.transport);
+    return session;
+  }
+
+  /** The session's GET stream is open (its headers are sent): send what it missed. */
+  streamOpened(session: Session): void {
+    session.streamOpen = true;
+    this.core.logger.debug({ session: session.id }, 'mcp notification stream opened');
+    this.flush(session);
+  }
+
+  streamClosed(session: Session): void {
+    session.streamOpen = false;
+  }
+
+  /** Deploy and undeploy change both lists: every session is told. */
+  listsChanged(): void {
+    for (const session of this.sessions.values()) {
+      session.toolsChanged = true;
+      session.resourcesChanged = true;
+      if (session.streamOpen) this.flush(session);
+    }
+  }
+
+  broadcastEvent(message: EventMessage, from: SessionState): void {
+    for (const session of this.sessions.values()) {
+      if (session === from || !session.streamOpen || !wantsLog(session, message.level)) continue;
+      session.server.notification({ method: 'notifications/message', params: message }).catch((e: unknown) => this.lost(session, e));
+    }
+  }
+
+  /** Closes every session (ending their streams) and stops the idle sweep. */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.sweeper);
+    await Promise.allSettled([...this.sessions.values()].map((s) => s.server.close()));
+    this.sessions.clear();
+  }
+
+  private flush(session: Session): void {
+    if (session.toolsChanged) {
+      session.toolsChanged = false;
+      session.server.sendToolListChanged().catch((e: unknown) => this.lost(session, e));
+    }
+    if (session.resourcesChanged) {
+      session.resourcesChanged = false;
+      session.server.sendResourceListChanged().catch((e: unknown) => this.lost(session, e));
+    }
+  }
+
+  private lost(session: Session, e: unknown): void {
+    this.core.logger.debug({ session: session.id, err: e }, 'could not send a notification');
+  }
+
+  private sweep(): void {
+    if (this.closing) return;
+    const cutoff = Date.now() - SESSION_IDLE_MS;
+    for (const session of this.sessions.values()) {
+      if (session.active === 0 && !session.streamOpen && session.lastSeen < cutoff) {
+        this.core.logger.info({ session: session.id }, 'closing an idle mcp session');
+        void session.server.close();
+      }
+    }
+  }
+}
