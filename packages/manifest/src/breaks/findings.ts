@@ -37,19 +37,20 @@ function isSubtree(entry: Finding | Subtree): entry is Subtree {
 
 export const NO_FINDINGS: FindingTree = { entries: [], empty: true };
 
+/** Gathers one pair's findings; allocates nothing until there is something to keep. */
 export class FindingCollector {
-  private readonly entries: Array<Finding | Subtree> = [];
+  private entries: Array<Finding | Subtree> | null = null;
 
   add(found: Finding, step: Segment | null = null): void {
-    this.entries.push(step === null ? found : { ...found, segments: [step, ...found.segments] });
+    (this.entries ??= []).push(step === null ? found : { ...found, segments: [step, ...found.segments] });
   }
 
   addTree(step: Segment | null, tree: FindingTree): void {
-    if (!tree.empty) this.entries.push({ step, tree });
+    if (!tree.empty) (this.entries ??= []).push({ step, tree });
   }
 
   done(): FindingTree {
-    return this.entries.length === 0 ? NO_FINDINGS : { entries: this.entries, empty: false };
+    return this.entries === null ? NO_FINDINGS : { entries: this.entries, empty: false };
   }
 }
 

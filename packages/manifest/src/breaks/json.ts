@@ -39,9 +39,60 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The `type` keyword as a set; `null` when it is absent or unreadable (any type). */
-export function typesFromKeyword(keyword: unknown): Set<JsonType> | null {
-  if (typeof keyword === 'string') return TYPE_NAMES.has(keyword) ? new Set([keyword as JsonType]) : null;
+/**
+ * Deep equality of JSON values (object member order aside), without allocating: two equal
+ * schema documents cannot break anything, and most tools do not change between versions.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in ra) {
+    if (!Object.prototype.hasOwnProperty.call(ra, key)) continue;
+    if (!Object.prototype.hasOwnProperty.call(rb, key) || !sameJson(ra[key], rb[key])) return false;
+    count++;
+  }
+  for (const key in rb) if (Object.prototype.hasOwnProperty.call(rb, key)) count--;
+  return count === 0;
+}
+
+/**
+ * Deep equality that also says the values hold no `$ref`: two such schemas mean the same
+ * whatever documents they sit in, so the pair can be skipped without reading it.
+ */
+export function sameWithoutRefs(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== 'object' || a === null;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameWithoutRefs(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in ra) {
+    if (key === '$ref' || !Object.prototype.hasOwnProperty.call(rb, key) || !sameWithoutRefs(ra[key], rb[key])) return false;
+    count++;
+  }
+  for (const key in rb) count--;
+  return count === 0;
+}
+
+const SINGLE_TYPES: ReadonlyMap<string, ReadonlySet<JsonType>> = new Map(TYPE_ORDER.map((t) => [t, new Set([t])]));
+
+/** The `type` keyword as a set (shared: never change it); `null` when absent or unreadable (any type). */
+export function typesFromKeyword(keyword: unknown): ReadonlySet<JsonType> | null {
+  if (typeof keyword === 'string') return SINGLE_TYPES.get(keyword) ?? null;
   if (Array.isArray(keyword)) {
     const names = keyword.filter((t): t is JsonType => typeof t === 'string' && TYPE_NAMES.has(t));
     return names.length === keyword.length ? new Set(names) : null;

@@ -53,6 +53,7 @@ function mergeProperties(a: unknown, b: unknown): unknown {
 export function mergeKeywords(a: Keywords, b: Keywords): Record<string, unknown> {
   const out: Record<string, unknown> = { ...a };
   for (const [key, vb] of Object.entries(b)) {
+    if (vb === undefined) continue;
     const va = out[key];
     if (va === undefined) {
       out[key] = vb;

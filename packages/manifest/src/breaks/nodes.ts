@@ -44,13 +44,20 @@ function isNullOnly(node: SchemaNode): boolean {
 
 function withoutKeys(kw: Keywords, keys: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = { ...kw };
-  for (const key of keys) delete out[key];
+  for (const key of keys) out[key] = undefined;
   return out;
 }
 
-/** Whether keywords constrain anything (a title alone does not). */
+/** A `$ref` with nothing beside it but a title and annotations. */
+function isBareRef(raw: Keywords): boolean {
+  for (const k in raw) if (k !== '$ref' && k !== 'title' && !ANNOTATIONS.has(k)) return false;
+  return true;
+}
+
+/** Whether keywords constrain anything (a title or other annotations alone do not). */
 function constrains(kw: Keywords): boolean {
-  return Object.keys(kw).some((k) => k !== 'title');
+  for (const k in kw) if (k !== 'title' && kw[k] !== undefined && !ANNOTATIONS.has(k)) return true;
+  return false;
 }
 
 /**
@@ -59,11 +66,14 @@ function constrains(kw: Keywords): boolean {
  */
 export class SchemaGraph {
   private lastId = 0;
-  private readonly byRoot = new Map<unknown, WeakMap<object, SchemaNode | typeof PENDING>>();
-  private readonly nonNull = new WeakMap<SchemaNode, SchemaNode>();
-  private readonly withNull = new WeakMap<SchemaNode, SchemaNode>();
-  private readonly byType = new WeakMap<SchemaNode, Map<JsonType, SchemaNode>>();
-  private readonly splits = new WeakMap<SchemaNode, readonly SchemaNode[]>();
+  // Plain maps, not weak ones: a graph lives for one comparison, and weak maps cost the
+  // garbage collector far more than they save here.
+  private readonly byRoot = new Map<unknown, Map<object, SchemaNode | typeof PENDING>>();
+  private readonly nonNull = new Map<SchemaNode, SchemaNode>();
+  private readonly withNull = new Map<SchemaNode, SchemaNode>();
+  private readonly byType = new Map<SchemaNode, Map<JsonType, SchemaNode>>();
+  private readonly splits = new Map<SchemaNode, readonly SchemaNode[]>();
+  private readonly refs = new Map<unknown, Map<string, unknown>>();
   readonly any: SchemaNode;
   readonly nothing: SchemaNode;
 
@@ -78,7 +88,7 @@ export class SchemaGraph {
     if (!isObject(raw)) return this.any;
     let cache = this.byRoot.get(root);
     if (cache === undefined) {
-      cache = new WeakMap();
+      cache = new Map();
       this.byRoot.set(root, cache);
     }
     const cached = cache.get(raw);
@@ -92,20 +102,34 @@ export class SchemaGraph {
   }
 
   private read(raw: Record<string, unknown>, root: unknown): SchemaNode {
-    if (typeof raw.$ref === 'string' && !Object.keys(raw).some((k) => k !== '$ref' && k !== 'title' && !ANNOTATIONS.has(k))) {
+    if (typeof raw.$ref === 'string' && isBareRef(raw)) {
       // A bare reference is the referenced schema itself: `$defs` refactors change nothing.
-      return this.node(resolveLocalRef(root, raw.$ref), root);
+      return this.node(this.resolve(root, raw.$ref), root);
     }
     return this.fromKeywords(this.fold(raw, root, new Set([raw])), root);
   }
 
-  /** Folds `$ref` and `allOf` into one set of keywords. */
-  private fold(raw: Record<string, unknown>, root: unknown, seen: Set<object>): Record<string, unknown> {
-    let kw: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(raw)) {
-      if (key !== '$ref' && key !== 'allOf' && !ANNOTATIONS.has(key)) kw[key] = value;
+  private resolve(root: unknown, ref: string): unknown {
+    let known = this.refs.get(root);
+    if (known === undefined) {
+      known = new Map();
+      this.refs.set(root, known);
     }
-    if (typeof raw.$ref === 'string') kw = mergeKeywords(kw, this.foldMember(resolveLocalRef(root, raw.$ref), root, seen));
+    if (!known.has(ref)) known.set(ref, resolveLocalRef(root, ref));
+    return known.get(ref);
+  }
+
+  /** Folds `$ref` and `allOf` into one set of keywords. */
+  private fold(raw: Record<string, unknown>, root: unknown, seen: Set<object>): Keywords {
+    // Most schemas have neither: their own keywords serve as they are (annotations included,
+    // which nothing reads as a constraint).
+    if (raw.$ref === undefined && raw.allOf === undefined) return raw;
+    const own: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(raw)) {
+      if (key !== '$ref' && key !== 'allOf' && !ANNOTATIONS.has(key)) own[key] = value;
+    }
+    let kw: Keywords = own;
+    if (typeof raw.$ref === 'string') kw = mergeKeywords(kw, this.foldMember(this.resolve(root, raw.$ref), root, seen));
     if (Array.isArray(raw.allOf)) {
       for (const member of raw.allOf) kw = mergeKeywords(kw, this.foldMember(member, root, seen));
     }
@@ -151,7 +175,7 @@ export class SchemaGraph {
   }
 
   private plain(kw: Keywords, root: unknown): SchemaNode {
-    let types: Set<JsonType> | null = typesFromKeyword(kw.type);
+    let types: ReadonlySet<JsonType> | null = typesFromKeyword(kw.type);
     let values: unknown[] | null = null;
     if (kw.const !== undefined) values = [kw.const];
     if (Array.isArray(kw.enum)) {
@@ -164,7 +188,7 @@ export class SchemaGraph {
       values = values.filter((v) => v !== null && typeAllows(allowed, typeOfValue(v)));
     }
     // OpenAPI's spelling of nullability; it adds null whatever the type or enum says.
-    if (kw.nullable === true && types !== null) types.add('null');
+    if (kw.nullable === true && types !== null) types = new Set([...types, 'null' as const]);
     return this.make(root, { kw, types, enumValues: values });
   }
 

@@ -1,7 +1,7 @@
 import { type BreakCode, type Side, SIDE_CODES } from './codes.js';
 import { limitText, nodeText, plural, valuesText, valueText } from './describe.js';
 import { type Finding, finding, FindingCollector, type FindingTree, NO_FINDINGS, type Segment, segment } from './findings.js';
-import { canonical, EVERY_TYPE, isObject, type JsonType, TYPE_ORDER, typeAllows, typeOfValue } from './json.js';
+import { canonical, EVERY_TYPE, isObject, type JsonType, sameWithoutRefs, TYPE_ORDER, typeAllows, typeOfValue } from './json.js';
 import type { SchemaGraph, SchemaNode } from './nodes.js';
 import {
   acceptsNumber,
@@ -51,8 +51,10 @@ function propertiesOf(node: SchemaNode): Record<string, unknown> {
   return isObject(node.kw.properties) ? node.kw.properties : {};
 }
 
-function requiredOf(node: SchemaNode): string[] {
-  return Array.isArray(node.kw.required) ? node.kw.required.filter((r): r is string => typeof r === 'string') : [];
+const NO_NAMES: readonly string[] = [];
+
+function requiredOf(node: SchemaNode): readonly unknown[] {
+  return Array.isArray(node.kw.required) ? node.kw.required : NO_NAMES;
 }
 
 /** The schema a property not listed in `properties` falls under: a matching pattern, or the rest. */
@@ -76,8 +78,13 @@ function shareType(a: SchemaNode, b: SchemaNode): boolean {
   return [...a.types].some((t) => t !== 'null' && (typeAllows(b.types, t) || (t === 'number' && b.types!.has('integer'))));
 }
 
+const NONE: JsonType[] = [];
+
 function typesNotCovered(inner: ReadonlySet<JsonType> | null, outer: ReadonlySet<JsonType> | null): JsonType[] {
-  if (outer === null) return [];
+  if (outer === null) return NONE;
+  if (inner !== null && inner.size === 1) {
+    for (const t of inner) return typeAllows(outer, t) ? NONE : [t];
+  }
   const candidates = inner === null ? EVERY_TYPE : TYPE_ORDER.filter((t) => inner.has(t));
   return candidates.filter((t) => !typeAllows(outer, t));
 }
@@ -105,8 +112,9 @@ function change(keyword: string, old: SchemaNode, next: SchemaNode): string {
  * same pair meets again.
  */
 export class SchemaWalk {
-  private readonly memo = new Map<string, FindingTree>();
-  private readonly active = new Map<string, number>();
+  // Keyed by both node ids in one number (ids stay far below 2^26 in one comparison).
+  private readonly memo = new Map<number, FindingTree>();
+  private readonly active = new Map<number, number>();
   private cut = Infinity;
   private readonly reader: boolean;
   private readonly codes: (typeof SIDE_CODES)[Side];
@@ -121,7 +129,7 @@ export class SchemaWalk {
 
   compare(old: SchemaNode, next: SchemaNode): FindingTree {
     if (old === next) return NO_FINDINGS;
-    const key = `${old.id}:${next.id}`;
+    const key = old.id * 0x4000000 + next.id;
     const known = this.memo.get(key);
     if (known !== undefined) return known;
     const activeAt = this.active.get(key);
@@ -407,7 +415,7 @@ export class SchemaWalk {
       // An index the narrow side never fills is moot; one the wide side forbids is a count change above.
       if (i >= narrow.max || i >= wide.max) break;
       const found = this.compare(this.node(elementAt(oldShape, i), old), this.node(elementAt(nextShape, i), next));
-      out.addTree(segment.prefixItem(i), found);
+      if (!found.empty) out.addTree(segment.prefixItem(i), found);
     }
     if (narrow.max > prefixLength && wide.max > prefixLength) {
       const found = this.compare(this.node(oldShape.rest, old), this.node(nextShape.rest, next));
@@ -420,25 +428,30 @@ export class SchemaWalk {
   private compareObjects(old: SchemaNode, next: SchemaNode, out: FindingCollector): void {
     const oldProps = propertiesOf(old);
     const nextProps = propertiesOf(next);
-    const oldRequired = new Set(requiredOf(old));
-    const nextRequired = new Set(requiredOf(next));
-    const names = [...new Set([...Object.keys(oldProps), ...Object.keys(nextProps), ...oldRequired, ...nextRequired])];
+    const oldRequired = requiredOf(old);
+    const nextRequired = requiredOf(next);
+    // Old's properties, then next's new ones, then names only `required` lists: walk order.
+    const names: string[] = [];
+    for (const name in oldProps) names.push(name);
+    for (const name in nextProps) if (!has(oldProps, name)) names.push(name);
+    for (const name of [...oldRequired, ...nextRequired]) {
+      if (typeof name === 'string' && !has(oldProps, name) && !has(nextProps, name) && !names.includes(name)) names.push(name);
+    }
     for (const name of names) {
-      const step = segment.property(name);
       const inOld = has(oldProps, name);
       const inNext = has(nextProps, name);
-      if (this.reader && nextRequired.has(name) && !oldRequired.has(name)) {
-        out.add(finding(this.codes.required, inOld ? 'is now required (was optional)' : 'is now required (it is new)'), step);
+      if (this.reader && nextRequired.includes(name) && !oldRequired.includes(name)) {
+        out.add(finding(this.codes.required, inOld ? 'is now required (was optional)' : 'is now required (it is new)'), segment.property(name));
       }
-      if (!this.reader && oldRequired.has(name) && !nextRequired.has(name)) {
-        out.add(finding(this.codes.required, inNext ? 'is now optional (was required)' : 'is gone (was always present)'), step);
+      if (!this.reader && oldRequired.includes(name) && !nextRequired.includes(name)) {
+        out.add(finding(this.codes.required, inNext ? 'is now optional (was required)' : 'is gone (was always present)'), segment.property(name));
       }
       if (!inOld && !inNext) continue;
       const oldSchema = inOld ? oldProps[name] : unlistedSchema(old, name);
       const nextSchema = inNext ? nextProps[name] : unlistedSchema(next, name);
       if (this.reader && inOld && nextSchema === false && oldSchema !== false) {
         const why = inNext ? 'its schema is now false' : 'next has no such argument and accepts no others';
-        out.add(finding('argument-no-longer-accepted', `is no longer accepted (${why})`), step);
+        out.add(finding('argument-no-longer-accepted', `is no longer accepted (${why})`), segment.property(name));
         continue;
       }
       // A property listed on one side only is compared with the other side's catch-all when
@@ -449,7 +462,9 @@ export class SchemaWalk {
       if ((!inOld && typeof oldSchema === 'boolean') || (!inNext && typeof nextSchema === 'boolean')) continue;
       if (!inOld && oldSchema === undefined) continue;
       if (!inNext && nextSchema === undefined) continue;
-      out.addTree(step, this.compare(this.node(oldSchema, old), this.node(nextSchema, next)));
+      if (inOld && inNext && sameWithoutRefs(oldSchema, nextSchema)) continue;
+      const found = this.compare(this.node(oldSchema, old), this.node(nextSchema, next));
+      if (!found.empty) out.addTree(segment.property(name), found);
     }
     const oldRest = old.kw.additionalProperties;
     const nextRest = next.kw.additionalProperties;
@@ -476,7 +491,10 @@ export class SchemaWalk {
       old.branches !== null ? segment.variant(old.unionKeyword ?? 'oneOf', branchLabel(old.branches, b, this.graph)) : null;
 
     const { pairs, oldLeft, nextLeft } = pairBranches(oldBranches, nextBranches, this.graph);
-    for (const [o, n] of pairs) out.addTree(oldStep(o), this.compare(o, n));
+    for (const [o, n] of pairs) {
+      const found = this.compare(o, n);
+      if (!found.empty) out.addTree(oldStep(o), found);
+    }
 
     // Unpaired narrow branches must still fit somewhere on the wide side.
     const [needed, otherLeft] = this.narrowWide(oldLeft, nextLeft);

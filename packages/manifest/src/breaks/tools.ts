@@ -2,6 +2,7 @@ import type { EventSpec, ManifestData, ToolSpec } from '../types.js';
 import type { Break, BreakCode, Side } from './codes.js';
 import { oneLine } from './describe.js';
 import { type Finding, flatten, labelOf, pointerOf } from './findings.js';
+import { sameJson } from './json.js';
 import { SchemaGraph } from './nodes.js';
 import { SchemaWalk } from './schema-walk.js';
 
@@ -66,6 +67,7 @@ function byName<T extends { name: string }>(list: readonly T[] | undefined): Map
  * itself, as it would stand alone in an MCP tool listing.
  */
 function compareSchemas(graph: SchemaGraph, side: Side, scope: Scope, old: unknown, next: unknown): Break[] {
+  if (sameJson(old, next)) return [];
   const walk = new SchemaWalk(graph, side);
   const found = walk.compare(graph.node(old ?? true, old), graph.node(next ?? true, next));
   return flatten(found, SHARED_REPEAT_BUDGET).map((f) => toBreak(scope, f));
