@@ -1,5 +1,6 @@
 /** The shapes of the control API's answers (spec §5). */
-import type { Break, ManifestData } from '@berm/manifest';
+import type { ManifestData } from '@berm/manifest';
+import type { GatedBreak, HarnessUsage } from './compat.js';
 
 export interface Notice {
   code: 'program-not-deployed';
@@ -19,6 +20,8 @@ export interface HarnessSummary {
 
 export interface HarnessDetail extends HarnessSummary {
   manifest: ManifestData;
+  /** Per tool and event of the manifest, its last use (null when never). */
+  usage: HarnessUsage;
 }
 
 export interface DeployResult {
@@ -27,8 +30,8 @@ export interface DeployResult {
   version: string;
   tools: string[];
   events: string[];
-  /** Breaks the deploy was allowed through with; empty until the compatibility gate compares with the previous image. */
-  reported: Break[];
+  /** Breaks of the replaced harness the deploy went through with, each with its last use; `used` marks those it was forced past. */
+  reported: GatedBreak[];
   notices: Notice[];
   /** Whether an existing harness was replaced (the HTTP layer answers 200 rather than 201). */
   replaced: boolean;

@@ -32,6 +32,8 @@ export type DaemonConfig = Pick<
 > & {
   /** Worker threads of the tool runtime; piscina's default (from the CPU count) when unset. */
   threads?: number | { min?: number; max?: number };
+  /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
+  breaksWindowMs?: number;
 };
 
 interface Prepared {
@@ -129,7 +131,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
 
   let registry: Registry;
   try {
-    registry = await Registry.open({ stateDir: config.stateDir, logger, hooks: hooks as DeployHooks, rewriteImage });
+    registry = await Registry.open({ stateDir: config.stateDir, logger, hooks: hooks as DeployHooks, rewriteImage, breaksWindowMs: config.breaksWindowMs });
   } catch (e) {
     await runner.close();
     throw e;

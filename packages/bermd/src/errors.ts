@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   'memory-too-large': 422,
   'bad-schema': 422,
   'tool-name-collision': 409,
+  'breaks-callers': 409,
   'shutting-down': 503,
   internal: 500,
 } as const;

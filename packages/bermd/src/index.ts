@@ -8,5 +8,6 @@ export { BermdError, isBermdError, ERROR_STATUS, type BermdErrorCode } from './e
 export { HARNESS_NAME, isHarnessName, assertHarnessName } from './names.js';
 export { parseOptions, parseListen, parseSize, parseDuration, defaultStateDir, OptionsError, DEFAULT_PORT, DEFAULT_HOST, DEFAULT_MAX_IMAGE_SIZE, type DaemonOptions } from './options.js';
 export type { DeployResult, HarnessSummary, HarnessDetail, Notice } from './api.js';
+export { gateBreaks, usedWithin, breaksCallersError, usageOf, parseWindow, describeWindow, DEFAULT_BREAKS_WINDOW_MS, type GatedBreak, type GateResult, type HarnessUsage } from './compat.js';
 export { createDaemon, type Daemon, type DaemonConfig } from './daemon.js';
 export * from './mcp/index.js';

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './compat.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_BYTES } from './runtime/index.js';
 
 export const DEFAULT_PORT = 7477;
@@ -29,6 +30,8 @@ export interface DaemonOptions {
   maxCallDepth: number;
   /** Between harness and tool in MCP tool names. */
   toolSeparator: string;
+  /** How recent a use must be for a break of it to refuse a redeploy; 0 turns the gate off. */
+  breaksWindowMs: number;
 }
 
 export class OptionsError extends Error {
@@ -41,6 +44,7 @@ export class OptionsError extends Error {
 
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
+             [--breaks-window DURATION]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
@@ -51,7 +55,8 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --max-memory      most memory one guest instance may have (default 64M); an image starting above it is refused at deploy
   --max-result-size longest result a tool may answer (default 1M)
   --max-call-depth  how deep berm.call may nest; 0 refuses the first nested call (default ${DEFAULT_MAX_CALL_DEPTH})
-  --tool-separator  between harness and tool in MCP tool names, from . _ - / (default ${DEFAULT_TOOL_SEPARATOR})`;
+  --tool-separator  between harness and tool in MCP tool names, from . _ - / (default ${DEFAULT_TOOL_SEPARATOR})
+  --breaks-window   a redeploy that breaks a tool or event used this recently is refused unless forced: 30d, 12h, 90m; a bare number is seconds; 0 refuses none (default 30d)`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -120,6 +125,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
         'max-result-size': { type: 'string' },
         'max-call-depth': { type: 'string' },
         'tool-separator': { type: 'string' },
+        'breaks-window': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -145,6 +151,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const maxResultBytes = values['max-result-size'] === undefined ? DEFAULT_MAX_RESULT_BYTES : parseSize(values['max-result-size'], '--max-result-size');
   const maxCallDepth = values['max-call-depth'] === undefined ? DEFAULT_MAX_CALL_DEPTH : parseCount(values['max-call-depth'], '--max-call-depth');
   const toolSeparator = values['tool-separator'] === undefined ? DEFAULT_TOOL_SEPARATOR : parseSeparator(values['tool-separator']);
+  const breaksWindowMs = values['breaks-window'] === undefined ? DEFAULT_BREAKS_WINDOW_MS : parseWindow(values['breaks-window']);
+  if (breaksWindowMs === undefined) throw new OptionsError(`--breaks-window ${values['breaks-window']}: expected a duration such as 30d, 12h, 90m or 3600`);
   return {
     host,
     port,
@@ -157,5 +165,6 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     maxResultBytes,
     maxCallDepth,
     toolSeparator,
+    breaksWindowMs,
   };
 }

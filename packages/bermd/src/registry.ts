@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Manifest } from '@berm/manifest';
 import type { DeployResult, HarnessDetail, HarnessSummary, Notice } from './api.js';
 import { checkImage, type CheckPolicy } from './checks.js';
+import { breaksCallersError, DEFAULT_BREAKS_WINDOW_MS, gateBreaks, usageOf, type GatedBreak } from './compat.js';
 import { BermdError } from './errors.js';
 import { assertHarnessName } from './names.js';
 import { emptyUsage, Store, type UsageRecord } from './store.js';
@@ -50,14 +51,17 @@ export interface RegistryOptions {
   logger: Logger;
   /** Syscalls beyond the ABI's own that this daemon serves; none by default. */
   servedSyscalls?: Iterable<string>;
-  /** The clock, replaceable so tests can tell timestamps apart. */
+  /** The clock: deploy and use times, and the compatibility gate's "now". Replaceable so tests can set the time. */
   now?: () => Date;
+  /** How recent a use of a tool or event must be for a break of it to refuse a redeploy; 30 days by default, 0 turns the gate off. */
+  breaksWindowMs?: number;
   hooks?: DeployHooks;
   /** What is compiled in place of each image (see `CheckPolicy.rewrite`); the image itself by default. */
   rewriteImage?: (bytes: Uint8Array) => Uint8Array;
 }
 
 export interface DeployOptions {
+  /** Replace even when the image breaks tools or events used within the window; every break is then reported. */
   force?: boolean;
 }
 
@@ -85,6 +89,7 @@ export class Registry {
   private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly hooks: DeployHooks;
+  private readonly breaksWindowMs: number;
   private closing = false;
 
   private constructor(store: Store, options: RegistryOptions) {
@@ -93,6 +98,7 @@ export class Registry {
     this.policy = { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage };
     this.now = options.now ?? (() => new Date());
     this.hooks = options.hooks ?? {};
+    this.breaksWindowMs = options.breaksWindowMs ?? DEFAULT_BREAKS_WINDOW_MS;
   }
 
   /** Opens the store and restores every stored harness that still passes the deploy checks. */
@@ -139,8 +145,16 @@ export class Registry {
     assertHarnessName(name);
     return this.serialised(name, async () => {
       const checked = await checkImage(bytes, this.policy);
-      const prepared = await this.hooks.prepare?.(name, { ...checked, bytes });
       const previous = this.harnesses.get(name);
+      // The gate runs before anything is prepared or stored, so a refusal leaves the harness as it was.
+      let reported: GatedBreak[] = [];
+      if (previous !== undefined) {
+        const gate = gateBreaks(previous.manifest, checked.manifest, previous.used, this.now(), this.breaksWindowMs);
+        if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
+        if (gate.refusing.length > 0) this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
+        reported = [...gate.refusing, ...gate.passing];
+      }
+      const prepared = await this.hooks.prepare?.(name, { ...checked, bytes });
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
       const lastUsedAt = previous?.lastUsedAt ?? null;
@@ -156,7 +170,6 @@ export class Registry {
         used,
       });
       this.hooks.commit?.(name, prepared);
-      void options.force; // read by the compatibility gate, which compares `previous` with the new manifest
       this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
       this.emit({ kind: 'deployed', name, replaced: previous !== undefined });
       const data = checked.manifest.data;
@@ -166,7 +179,7 @@ export class Registry {
         version: data.version,
         tools: data.tools.map((t) => t.name),
         events: data.events.map((e) => e.name),
-        reported: [],
+        reported,
         notices: this.notices(name, checked.manifest),
         replaced: previous !== undefined,
       };
@@ -196,7 +209,7 @@ export class Registry {
     assertHarnessName(name);
     const h = this.harnesses.get(name);
     if (h === undefined) throw notFound(name);
-    return { ...summary(h), manifest: h.manifest.data };
+    return { ...summary(h), manifest: h.manifest.data, usage: usageOf(h.manifest, h.used) };
   }
 
   /** The compiled harness, for the layers that run tools. */
@@ -227,8 +240,8 @@ export class Registry {
     if (h === undefined) return;
     const iso = at.toISOString();
     if (h.lastUsedAt === null || iso > h.lastUsedAt) h.lastUsedAt = iso;
-    if (use.tool !== undefined) h.used.tools[use.tool] = iso;
-    if (use.event !== undefined) h.used.events[use.event] = iso;
+    if (use.tool !== undefined) stampLater(h.used.tools, use.tool, iso);
+    if (use.event !== undefined) stampLater(h.used.events, use.event, iso);
     if (this.unsavedUse.has(name) || this.closing) return;
     const timer = setTimeout(() => void this.saveUse(name), USAGE_FLUSH_MS);
     timer.unref();
@@ -297,6 +310,12 @@ export class Registry {
     });
     return run;
   }
+}
+
+/** Calls finish out of order: a last use only ever moves later. */
+function stampLater(record: Record<string, string>, key: string, iso: string): void {
+  const was = record[key];
+  if (was === undefined || iso > was) record[key] = iso;
 }
 
 function summary(h: Harness): HarnessSummary {

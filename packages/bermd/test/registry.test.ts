@@ -159,7 +159,8 @@ describe('Registry', () => {
     first.recordUse('h', { tool: 'b' }, new Date(Date.UTC(2026, 0, 5)));
     first.recordUse('nobody', { tool: 'a' });
     expect(first.get('h').last_used_at).toBe('2026-02-02T00:00:00.000Z');
-    await first.deploy('h', await harnessImage(manifestWithTools(['a'], { version: '0.2.0' })));
+    // Dropping b, which was used, takes force past the compatibility gate.
+    await first.deploy('h', await harnessImage(manifestWithTools(['a'], { version: '0.2.0' })), { force: true });
     const expected = { tools: { a: '2026-02-01T00:00:00.000Z', b: '2026-01-05T00:00:00.000Z' }, events: { ping: '2026-02-02T00:00:00.000Z' } };
     expect(first.usage('h')).toEqual(expected);
     expect(first.get('h').last_used_at).toBe('2026-02-02T00:00:00.000Z');
