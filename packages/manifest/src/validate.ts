@@ -1,38 +1,24 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ManifestError } from './errors.js';
-import { manifestSchema } from './schema.js';
+import { validate, type ValidatorError } from './manifest-validator.js';
 import type { Deps, EventSpec, ManifestData, ToolSpec } from './types.js';
 
 type Json = Record<string, unknown>;
-
-let compiled: ValidateFunction | undefined;
-
-/** Compiled on first use: most processes that load the package never validate anything. */
-function validator(): ValidateFunction {
-  if (!compiled) {
-    // Formats are annotations in 2020-12 (the meta-schema's own `uri` would otherwise need a plugin);
-    // the meta-schema types some keywords with unions, which strict mode only takes when told.
-    const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false, validateFormats: false });
-    compiled = ajv.compile(manifestSchema);
-  }
-  return compiled;
-}
 
 /**
  * Validates a merged manifest against `schema/manifest.schema.json` and returns a fresh, normalized
  * copy: missing strings are `""`, missing `tools`/`events` are `[]`, `deps` is complete, known
  * members come first in a fixed order and members the schema does not name are kept after them.
  * The schemas in `arguments`, `returns` and `fields` are checked against the JSON Schema 2020-12
- * meta-schema. An `abi_version` other than `ABI_VERSION` is accepted here: refusing it is the host's
+ * meta-schema. The validator is generated from the schema by the build (scripts/build-validator.js),
+ * so reading an image neither loads nor runs ajv's compiler. An `abi_version` other than `ABI_VERSION` is accepted here: refusing it is the host's
  * call at deploy, and a reader must still be able to show what such an image declares.
  */
 export function validateManifest(value: unknown): ManifestData {
   checkDepth(value);
   const manifest = jsonCopy(value);
-  const validate = validator();
   let valid: boolean;
   try {
-    valid = validate(manifest) as boolean;
+    valid = validate(manifest);
   } catch (e) {
     // The depth bound keeps the recursive validator well inside the stack; this is the backstop.
     if (!(e instanceof RangeError)) throw e;
@@ -89,7 +75,7 @@ function jsonCopy(value: unknown): unknown {
   return JSON.parse(text);
 }
 
-function fromAjv(error: ErrorObject, manifest: unknown): ManifestError {
+function fromAjv(error: ValidatorError, manifest: unknown): ManifestError {
   let path = error.instancePath;
   let problem = error.message ?? `fails "${error.keyword}"`;
   if (error.keyword === 'required') {
