@@ -29,6 +29,8 @@ export interface GatedBreak extends Break {
 }
 
 export interface GateResult {
+  /** Every break, in the order the manifest library lists them. */
+  all: GatedBreak[];
   /** Breaks of tools and events used within the window. */
   refusing: GatedBreak[];
   /** The others. */
@@ -62,14 +64,11 @@ function lastUseOf(item: Break, usage: UsageRecord): string | null {
 
 /** Compares the stored manifest with the next one and splits the breaks by recent use. */
 export function gateBreaks(old: Manifest, next: Manifest, usage: UsageRecord, now: Date, windowMs: number): GateResult {
-  const refusing: GatedBreak[] = [];
-  const passing: GatedBreak[] = [];
-  for (const item of breaks(old.data, next.data)) {
+  const all = breaks(old.data, next.data).map((item): GatedBreak => {
     const lastUsedAt = lastUseOf(item, usage);
-    const used = usedWithin(lastUsedAt, now, windowMs);
-    (used ? refusing : passing).push({ ...item, last_used_at: lastUsedAt, used });
-  }
-  return { refusing, passing };
+    return { ...item, last_used_at: lastUsedAt, used: usedWithin(lastUsedAt, now, windowMs) };
+  });
+  return { all, refusing: all.filter((b) => b.used), passing: all.filter((b) => !b.used) };
 }
 
 /** The 409 a deploy gets when it breaks recent callers and is not forced. */

@@ -152,7 +152,7 @@ export class Registry {
         const gate = gateBreaks(previous.manifest, checked.manifest, previous.used, this.now(), this.breaksWindowMs);
         if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
         if (gate.refusing.length > 0) this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
-        reported = [...gate.refusing, ...gate.passing];
+        reported = gate.all;
       }
       const prepared = await this.hooks.prepare?.(name, { ...checked, bytes });
       const deployedAt = this.now().toISOString();
