@@ -78,9 +78,10 @@ export async function checkImage(bytes: Uint8Array, policy: CheckPolicy): Promis
       { abi_version: manifest.data.abi_version, supported: [ABI_VERSION] },
     );
   }
+  const compiled = policy.rewrite?.(bytes) ?? bytes;
   let module: WebAssembly.Module;
   try {
-    module = await WebAssembly.compile(policy.rewrite?.(bytes) ?? bytes);
+    module = await WebAssembly.compile(compiled);
   } catch (e) {
     throw new BermdError('compile-error', `the image does not compile: ${(e as Error).message}`);
   }

@@ -89,9 +89,6 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     log: (entry: GuestLogEntry) => {
       logger[PINO_LEVEL[entry.level] ?? 'info']({ harness: entry.harness, tool: entry.tool, guest: true }, entry.message);
     },
-    onEvent: (harness, event, fields, tool) => {
-      logger.info({ harness, tool, event, fields }, 'event');
-    },
   });
   const catalog = new ToolCatalog(config.toolSeparator);
 

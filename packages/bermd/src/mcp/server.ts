@@ -95,7 +95,8 @@ export function buildMcpServer(core: McpCore, state: SessionState = {}): Server 
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const outcome = await core.call(tool.harness, tool.tool, request.params.arguments ?? {}, {
       signal: extra.signal,
-      onEvent: (harness, event, fields, emitter) => {
+      onEmit: ({ harness, tool: emitter, event, fields }) => {
+        core.logger.info({ harness, tool: emitter, event, fields }, 'event');
         const message: EventMessage = { level: EVENT_LOG_LEVEL, logger: harness, data: { event, fields, tool: emitter } };
         // Sent with the call, on its response stream, so the caller sees it before the result.
         if (wantsLog(state, EVENT_LOG_LEVEL)) {

@@ -12,6 +12,7 @@ export {
   type Reached,
   type GuestLogEntry,
   type EventHandler,
+  type EmittedEvent,
 } from './runner.js';
 export { capMemory, capPages, WASM_PAGE_BYTES } from './memory-cap.js';
 export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type CallErrorCode } from './errors.js';

@@ -42,8 +42,15 @@ export interface GuestLogEntry {
   message: string;
 }
 
-/** `tool` is the tool whose instance emitted the event (in `harness`). */
-export type EventHandler = (harness: string, event: string, fields: unknown, tool: string) => void;
+export type EventHandler = (harness: string, event: string, fields: unknown) => void;
+
+/** An accepted `berm.emit`, with the tool whose instance emitted it. */
+export interface EmittedEvent {
+  harness: string;
+  tool: string;
+  event: string;
+  fields: unknown;
+}
 
 export interface RunnerOptions {
   /** Wall-clock limit of one call, nested calls included, from the moment a worker starts it. */
@@ -84,6 +91,8 @@ export interface CallOptions {
   onLog?: (entry: GuestLogEntry) => void;
   /** Called for this call's events, besides the runner's `onEvent` (e.g. to notify the requesting session). */
   onEvent?: EventHandler;
+  /** Like `onEvent`, with the tool that emitted the event. */
+  onEmit?: (event: EmittedEvent) => void;
 }
 
 /** A harness checked and with its validators compiled, ready for `setHarness` (which then cannot fail). */
@@ -379,8 +388,12 @@ export class ToolRunner {
       }
       case 'event':
         state?.events.set(`${message.harness}.${message.event}`, { harness: message.harness, event: message.event });
-        if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields, message.tool));
-        if (state?.options.onEvent !== undefined) safely(() => state.options.onEvent!(message.harness, message.event, message.fields, message.tool));
+        if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields));
+        if (state?.options.onEvent !== undefined) safely(() => state.options.onEvent!(message.harness, message.event, message.fields));
+        if (state?.options.onEmit !== undefined) {
+          const emitted: EmittedEvent = { harness: message.harness, tool: message.tool, event: message.event, fields: message.fields };
+          safely(() => state.options.onEmit!(emitted));
+        }
         break;
     }
     if (state !== undefined && ++state.received >= state.expected) state.drained?.();

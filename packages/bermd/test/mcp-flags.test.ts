@@ -1,0 +1,160 @@
+// The runtime's limits and the naming and auth options, as /mcp clients of a real bermd see them.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ManifestData } from '@berm/manifest';
+import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
+import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
+import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
+import { connect, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
+
+async function call(c: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
+  let d: RunningDaemon;
+  let c: McpConnection;
+  beforeAll(async () => {
+    d = await startDaemon({ args: ['--call-timeout', '500ms', '--max-memory', '1M', '--max-call-depth', '0'] });
+    await deploy(d.url, 'basic', (await basicImage()).bytes);
+    await deploy(d.url, 'relay', (await relayImage(['basic'])).bytes);
+    c = await connect(d.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+    await d?.stop();
+    if (d) await removeDir(d.stateDir);
+  });
+
+  it('stops a runaway guest at the time limit while other calls answer', async () => {
+    const spin = call(c, 'relay.spin');
+    // The spinning guest has started once its log line is written; the other calls run beside it.
+    await d.waitForLog((e) => e.msg === SPIN_LOG.message);
+    const others = await Promise.all(Array.from({ length: 20 }, (_, i) => call(c, 'basic.echo', { i })));
+    others.forEach((r, i) => expect(valueOf(r)).toEqual({ i }));
+    const stopped = await spin;
+    expect(stopped.isError).toBe(true);
+    expect(textOf(stopped)).toBe('relay.spin did not finish within 500 ms and was stopped');
+    expect(stopped._meta).toEqual({ 'berm/error': { code: 'timeout' } });
+    expect(valueOf(await call(c, 'basic.echo', { after: true }))).toEqual({ after: true });
+  });
+
+  it('refuses at deploy an image whose memory starts above the cap, and caps the growth of the others', async () => {
+    const res = await put(`${d.url}/harnesses/big`, (await basicImage({ initialPages: 17 })).bytes);
+    expect(res.status).toBe(422);
+    const body = (await res.json()) as { error: { code: string; message: string; limit: number } };
+    expect(body.error.code).toBe('memory-too-large');
+    expect(body.error.message).toMatch(/starts at 17 pages .* above the memory cap of 16 pages \(1 MiB\)/);
+    expect(body.error.limit).toBe(1024 * 1024);
+    expect((await fetch(`${d.url}/harnesses/big`)).status).toBe(404);
+
+    expect(valueOf(await call(c, 'basic.grow'))).toEqual({ pages: 16 });
+    // A declared maximum above the cap is lowered to it.
+    await deploy(d.url, 'roomy', (await basicImage({ initialPages: 2, maxPages: 1000 })).bytes);
+    expect(valueOf(await call(c, 'roomy.grow'))).toEqual({ pages: 16 });
+  });
+
+  it('refuses the first nested call at depth 0', async () => {
+    const direct = valueOf(await call(c, 'relay.call', { program: 'basic', tool: 'echo', args: {} })) as { refused: string };
+    expect(direct.refused).toMatch(/depth limit \(0\): basic\.echo was not called/);
+    const chain = valueOf(await call(c, 'relay.chain', { program: 'relay' })) as { refused: string };
+    expect(chain.refused).toMatch(/depth limit \(0\)/);
+  });
+});
+
+/** Tools that answer a constant naming their harness, without an output schema, so a test sees which harness answered. */
+function answering(tools: string[], answer: string): Promise<Uint8Array> {
+  const manifest: ManifestData = manifestWithTools(tools);
+  manifest.tools = manifest.tools.map(({ returns: _returns, ...t }) => t);
+  return harnessImage(manifest, { tools: Object.fromEntries(tools.map((t) => [t, { kind: 'const', envelope: { ok: answer } }])) });
+}
+
+describe('--tool-separator _', () => {
+  let d: RunningDaemon;
+  let c: McpConnection;
+  beforeAll(async () => {
+    d = await startDaemon({ args: ['--tool-separator', '_'] });
+    c = await connect(d.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+    await d?.stop();
+    if (d) await removeDir(d.stateDir);
+  });
+
+  it('lists {harness}_{tool}, dispatches by the whole name, and refuses a harness whose names would collide', async () => {
+    expect(c.client.getInstructions()).toContain('{harness}_{tool}');
+    await deploy(d.url, 'a_b', await answering(['c'], 'from a_b'));
+    const res = await put(`${d.url}/harnesses/a`, await answering(['b_c'], 'from a'));
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({
+      error: { code: 'tool-name-collision', listed_as: 'a_b_c', tool: 'b_c', holder: { harness: 'a_b', tool: 'c' } },
+    });
+    expect((await fetch(`${d.url}/harnesses/a`)).status).toBe(404);
+
+    await deploy(d.url, 'a', await answering(['x'], 'from a'));
+    expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(['a_b_c', 'a_x']);
+    // Splitting on the first separator would send a_b_c to harness a, tool b_c.
+    expect(valueOf(await call(c, 'a_b_c', { query: 'q' }))).toBe('from a_b');
+    expect(valueOf(await call(c, 'a_x', { query: 'q' }))).toBe('from a');
+    const split = await c.client.callTool({ name: 'a_b_x', arguments: { query: 'q' } }).catch((e: unknown) => e);
+    expect((split as McpError).code).toBe(ErrorCode.InvalidParams);
+
+    // Once a_b is gone, its names are free.
+    await undeploy(d.url, 'a_b');
+    await deploy(d.url, 'a', await answering(['b_c', 'x'], 'from a'));
+    expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(['a_b_c', 'a_x']);
+    expect(valueOf(await call(c, 'a_b_c', { query: 'q' }))).toBe('from a');
+  });
+});
+
+describe('--token-file', () => {
+  let d: RunningDaemon;
+  let dir: string;
+  const token = 'mcp-secret-token';
+  beforeAll(async () => {
+    dir = await tempDir();
+    const file = path.join(dir, 'token');
+    await writeFile(file, `${token}\n`);
+    d = await startDaemon({ args: ['--token-file', file] });
+  });
+  afterAll(async () => {
+    await d?.stop();
+    if (d) await removeDir(d.stateDir);
+    await removeDir(dir);
+  });
+
+  it('requires the bearer token on /mcp', async () => {
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    };
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    let res = await fetch(`${d.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: 'Bearer wrong' }, body: JSON.stringify(initialize) });
+    expect(res.status).toBe(401);
+    await expect(connect(d.url)).rejects.toThrow();
+
+    const auth = { authorization: `Bearer ${token}` };
+    await deploy(d.url, 'basic', (await basicImage()).bytes, auth);
+    const c = await connect(d.url, auth);
+    try {
+      expect(valueOf(await call(c, 'basic.echo', { ok: 1 }))).toEqual({ ok: 1 });
+      // The session id alone is no credential.
+      res = await fetch(`${d.url}/mcp`, {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': c.transport.sessionId! },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+      });
+      expect(res.status).toBe(401);
+    } finally {
+      await c.close();
+    }
+  });
+});

@@ -1,0 +1,349 @@
+// /mcp end to end: a real bermd process, spoken to by the MCP SDK's client over Streamable HTTP.
+// Notifications are awaited through promises their handlers resolve; nothing here sleeps.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ManifestData } from '@berm/manifest';
+import { FAIL_MESSAGE, FORECAST_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
+import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
+import { connect, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
+
+/** One harness per way a tool is listed: an object result (query), a deprecated one with a string result, one that breaks its own schema. */
+function sampleTools(): ManifestData {
+  const base = sampleManifest();
+  return {
+    ...base,
+    usage: '# sample\n\nCall `echo` with a query; it answers the query.',
+    tools: [
+      base.tools[0]!,
+      { name: 'old', description: 'Answers a string.', arguments: { type: 'object' }, returns: { type: 'string' }, deprecated: true },
+      {
+        name: 'liar',
+        description: 'Declares an object with a query and answers another.',
+        arguments: { type: 'object' },
+        returns: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      },
+    ],
+  };
+}
+
+async function call(c: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+async function lastUsed(url: string, name: string): Promise<string | null> {
+  const res = await fetch(`${url}/harnesses/${name}`);
+  return ((await res.json()) as { last_used_at: string | null }).last_used_at;
+}
+
+/** Unwraps `{"ok": {"ok": ... {"refused": ...}}}`: how many levels of a chain answered before the one that was refused. */
+function chainDepth(value: unknown): { levels: number; end: Record<string, unknown> } {
+  let levels = 0;
+  let v = value as Record<string, unknown>;
+  while ('ok' in v) {
+    v = v.ok as Record<string, unknown>;
+    levels++;
+  }
+  return { levels, end: v };
+}
+
+describe('bermd /mcp', () => {
+  let d: RunningDaemon;
+  let c: McpConnection;
+
+  beforeAll(async () => {
+    d = await startDaemon();
+    await deploy(d.url, 'basic', (await basicImage()).bytes);
+    await deploy(d.url, 'inner', (await basicImage()).bytes);
+    await deploy(d.url, 'relay', (await relayImage(['inner', 'ghost'])).bytes);
+    await deploy(
+      d.url,
+      'sample',
+      await harnessImage(sampleTools(), { tools: { old: { kind: 'const', envelope: { ok: 'then' } }, liar: { kind: 'const', envelope: { ok: { nope: 1 } } } } }),
+    );
+    c = await connect(d.url);
+  });
+  afterAll(async () => {
+    await c?.close();
+    await d?.stop();
+    if (d) await removeDir(d.stateDir);
+  });
+
+  it('says who it is and what it offers, with a one-sentence instructions', () => {
+    expect(c.client.getServerVersion()).toMatchObject({ name: 'bermd' });
+    expect(c.client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { listChanged: true }, logging: {} });
+    const instructions = c.client.getInstructions()!;
+    expect(instructions).toContain('{harness}.{tool}');
+    expect(instructions.match(/[.;]\s/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    expect(instructions.trim().split(/(?<=[.!?])\s+(?=[A-Z])/)).toHaveLength(1);
+  });
+
+  it('lists every tool as {harness}.{tool} with its schemas, read-only hint and deprecation', async () => {
+    const { tools } = await c.client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual([...names].sort());
+    expect(names).toEqual(expect.arrayContaining(['basic.echo', 'basic.trap', 'inner.echo', 'relay.emit', 'relay.forecast', 'sample.echo', 'sample.old', 'sample.liar']));
+    expect(names).toHaveLength(8 + 8 + 7 + 3);
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const manifest = sampleTools();
+    expect(byName.get('sample.echo')).toEqual({
+      name: 'sample.echo',
+      description: 'Returns its query.',
+      inputSchema: manifest.tools[0]!.arguments,
+      outputSchema: manifest.tools[0]!.returns,
+      annotations: { readOnlyHint: true },
+    });
+    // A string result is no output schema: MCP's outputSchema is an object schema.
+    expect(byName.get('sample.old')).toEqual({
+      name: 'sample.old',
+      description: 'Deprecated. Answers a string.',
+      inputSchema: { type: 'object' },
+      annotations: { readOnlyHint: false },
+    });
+    expect(byName.get('relay.forecast')!.inputSchema).toEqual({
+      type: 'object',
+      properties: { days: { type: 'integer', format: 'uint32', minimum: 0 } },
+      required: ['days'],
+    });
+    expect(byName.get('basic.echo')!.outputSchema).toBeUndefined();
+  });
+
+  it('calls a tool: the JSON as text, and structuredContent when it declares an object result', async () => {
+    const structured = await call(c, 'sample.echo', { query: 'héllo' });
+    expect(structured.isError).toBeFalsy();
+    expect(JSON.parse(textOf(structured))).toEqual({ query: 'héllo' });
+    expect(structured.structuredContent).toEqual({ query: 'héllo' });
+
+    const plain = await call(c, 'sample.old');
+    expect(valueOf(plain)).toBe('then');
+    expect(plain.structuredContent).toBeUndefined();
+    expect(valueOf(await call(c, 'basic.echo', { n: [1, 2], s: 'x' }))).toEqual({ n: [1, 2], s: 'x' });
+  });
+
+  it('answers a failing guest as a tool result with isError and a message', async () => {
+    const fail = await call(c, 'basic.fail');
+    expect(fail.isError).toBe(true);
+    expect(textOf(fail)).toBe(FAIL_MESSAGE);
+    expect(fail._meta).toEqual({ 'berm/error': { code: 'guest-error' } });
+
+    const trap = await call(c, 'basic.trap');
+    expect(trap.isError).toBe(true);
+    expect(textOf(trap)).toMatch(/^basic\.trap trapped: .*unreachable/);
+
+    const huge = await call(c, 'basic.huge');
+    expect(huge.isError).toBe(true);
+    expect(textOf(huge)).toMatch(/above the limit of 1048576/);
+
+    // A result its own returns schema does not allow never reaches the client as structuredContent.
+    const liar = await call(c, 'sample.liar');
+    expect(liar.isError).toBe(true);
+    expect(liar.structuredContent).toBeUndefined();
+    expect(textOf(liar)).toMatch(/^sample\.liar answered a value its declared returns schema does not allow: result \/query is required/);
+  });
+
+  it('refuses bad arguments as a tool result naming the path, before the guest runs', async () => {
+    expect(await lastUsed(d.url, 'relay')).toBeNull();
+    const bad = await call(c, 'relay.forecast', { days: 'soon' });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toBe('relay.forecast: argument /days must be integer');
+    expect(bad._meta).toEqual({ 'berm/error': { code: 'invalid-arguments', path: '/days' } });
+    const missing = await call(c, 'relay.forecast', {});
+    expect(textOf(missing)).toContain('argument /days is required');
+    // Nothing ran: the harness is still unused, and the only forecast log line is the valid call's,
+    // written before that call answered (so an earlier line would have been read before it).
+    expect(await lastUsed(d.url, 'relay')).toBeNull();
+    expect(valueOf(await call(c, 'relay.forecast', { days: 3 }))).toEqual({ days: 3 });
+    await d.waitForLog((e) => e.msg === FORECAST_LOG.message);
+    expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toEqual([
+      expect.objectContaining({ harness: 'relay', tool: 'forecast', guest: true, level: 30 }),
+    ]);
+    expect(await lastUsed(d.url, 'relay')).not.toBeNull();
+  });
+
+  it('answers an unknown tool with a protocol error', async () => {
+    const error = await c.client.callTool({ name: 'basic.nothing', arguments: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect((error as McpError).message).toContain('Unknown tool: basic.nothing');
+    const noHarness = await c.client.callTool({ name: 'nobody.echo', arguments: {} }).catch((e: unknown) => e);
+    expect((noHarness as McpError).code).toBe(ErrorCode.InvalidParams);
+  });
+
+  it('publishes each non-empty usage as berm://{harness}/usage', async () => {
+    const { resources } = await c.client.listResources();
+    expect(resources).toEqual([
+      { uri: 'berm://sample/usage', name: 'sample usage', description: expect.stringContaining('sample'), mimeType: 'text/markdown' },
+    ]);
+    const read = await c.client.readResource({ uri: 'berm://sample/usage' });
+    expect(read.contents).toEqual([{ uri: 'berm://sample/usage', mimeType: 'text/markdown', text: sampleTools().usage }]);
+    // basic has an empty usage: no resource.
+    const missing = await c.client.readResource({ uri: 'berm://basic/usage' }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(McpError);
+    expect((missing as McpError).code).toBe(-32002);
+  });
+
+  it('tells connected sessions when a deploy or an undeploy changes the lists', async () => {
+    const other = await connect(d.url);
+    try {
+      const tools = [c.toolsChanged.next(), other.toolsChanged.next()];
+      const resources = [c.resourcesChanged.next(), other.resourcesChanged.next()];
+      await deploy(d.url, 'late', await harnessImage(sampleManifest({ usage: 'Late usage.' })));
+      await Promise.all([...tools, ...resources]);
+      expect((await other.client.listTools()).tools.map((t) => t.name)).toContain('late.echo');
+      expect((await other.client.listResources()).resources.map((r) => r.uri)).toContain('berm://late/usage');
+
+      const gone = [c.toolsChanged.next(), other.toolsChanged.next(), other.resourcesChanged.next()];
+      await undeploy(d.url, 'late');
+      await Promise.all(gone);
+      expect((await c.client.listTools()).tools.map((t) => t.name)).not.toContain('late.echo');
+      expect((await other.client.listResources()).resources.map((r) => r.uri)).not.toContain('berm://late/usage');
+      const stale = await c.client.callTool({ name: 'late.echo', arguments: { query: 'q' } }).catch((e: unknown) => e);
+      expect((stale as McpError).code).toBe(ErrorCode.InvalidParams);
+    } finally {
+      await other.close();
+    }
+  });
+
+  describe('berm.call', () => {
+    it('reaches a declared program and records its use', async () => {
+      expect(await lastUsed(d.url, 'inner')).toBeNull();
+      expect(valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'echo', args: { x: 1 } }))).toEqual({ ok: { x: 1 } });
+      expect(await lastUsed(d.url, 'inner')).not.toBeNull();
+    });
+
+    it('refuses a program that is not declared, not deployed, or a tool it lacks', async () => {
+      const undeclared = valueOf(await call(c, 'relay.call', { program: 'basic', tool: 'echo', args: {} })) as { refused: string };
+      expect(undeclared.refused).toMatch(/"basic" is neither "relay" itself nor declared in its deps\.programs/);
+      const ghost = valueOf(await call(c, 'relay.call', { program: 'ghost', tool: 'echo', args: {} })) as { refused: string };
+      expect(ghost.refused).toMatch(/"ghost" is not deployed/);
+      const noTool = valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'nothing', args: {} })) as { refused: string };
+      expect(noTool.refused).toMatch(/has no tool "nothing"/);
+    });
+
+    it('answers a target that ran and failed as failed', async () => {
+      expect(valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'fail', args: {} }))).toEqual({ failed: FAIL_MESSAGE });
+      const trapped = valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'trap', args: {} })) as { failed: string };
+      expect(trapped.failed).toMatch(/inner\.trap trapped/);
+    });
+
+    it('stops a chain at the default depth limit of 4', async () => {
+      const { levels, end } = chainDepth(valueOf(await call(c, 'relay.chain', { program: 'relay' })));
+      expect(levels).toBe(4);
+      expect(end.refused).toMatch(/depth limit \(4\)/);
+    });
+  });
+
+  describe('berm.emit and berm.log', () => {
+    let watcher: McpConnection;
+    let picky: McpConnection;
+    let silent: McpConnection;
+    let caller: McpConnection;
+
+    /** Every watching session has an open stream once it has been told of a list change, and has received all sent to it before. */
+    async function syncStreams(): Promise<void> {
+      const told = [watcher, picky, silent].map((s) => s.toolsChanged.next());
+      await deploy(d.url, 'tick', await harnessImage(sampleManifest()));
+      await undeploy(d.url, 'tick');
+      await Promise.all(told);
+    }
+
+    beforeAll(async () => {
+      [watcher, picky, silent, caller] = await Promise.all([connect(d.url), connect(d.url), connect(d.url), connect(d.url)]);
+      await watcher.client.setLoggingLevel('debug');
+      await picky.client.setLoggingLevel('warning');
+      await caller.client.setLoggingLevel('info');
+      await syncStreams();
+    });
+    afterAll(async () => {
+      await Promise.all([watcher, picky, silent, caller].map((s) => s?.close()));
+    });
+
+    it('sends an accepted event to the sessions that asked for logs at its level, and logs it', async () => {
+      const arrived = watcher.messages.next();
+      const result = await call(caller, 'relay.emit', { event: 'reading', fields: { celsius: 21.5 } });
+      expect(valueOf(result)).toEqual({ ok: null });
+      const expected = { level: 'notice', logger: 'relay', data: { event: 'reading', fields: { celsius: 21.5 }, tool: 'emit' } };
+      // The caller's copy travels with its call, ahead of the result.
+      expect(caller.messages.received).toEqual([expected]);
+      await arrived;
+      expect(watcher.messages.received).toEqual([expected]);
+      await d.waitForLog((e) => e.msg === 'event' && e.harness === 'relay' && e.tool === 'emit' && e.event === 'reading');
+
+      // Anything sent to the other two would have arrived before the next list change.
+      await syncStreams();
+      expect(picky.messages.received).toEqual([]);
+      expect(silent.messages.received).toEqual([]);
+    });
+
+    it('refuses an undeclared event or fields that do not match, and sends nothing', async () => {
+      const undeclared = valueOf(await call(caller, 'relay.emit', { event: 'nope', fields: {} })) as { refused: string };
+      expect(undeclared.refused).toMatch(/event "nope" is not declared by "relay"/);
+      const mismatched = valueOf(await call(caller, 'relay.emit', { event: 'reading', fields: { celsius: 'warm' } })) as { refused: string };
+      expect(mismatched.refused).toMatch(/field \/celsius must be number/);
+      const before = watcher.messages.received.length;
+      await syncStreams();
+      expect(watcher.messages.received).toHaveLength(before);
+      expect(caller.messages.received).toHaveLength(1);
+    });
+
+    it('writes berm.log lines to the daemon log, tagged with harness and tool', async () => {
+      expect(valueOf(await call(caller, 'relay.log', { level: 'warning', message: 'mind the gap' }))).toEqual({ ok: null });
+      const entry = await d.waitForLog((e) => e.msg === 'mind the gap');
+      expect(entry).toMatchObject({ harness: 'relay', tool: 'log', guest: true, level: 40 });
+    });
+  });
+
+  it('answers 200 concurrent calls, each with its own arguments', async () => {
+    const clients = await Promise.all([connect(d.url), connect(d.url), connect(d.url), connect(d.url)]);
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => call(clients[i % clients.length]!, i % 2 === 0 ? 'basic.echo' : 'sample.echo', { query: `q${i}`, i })),
+      );
+      results.forEach((r, i) => {
+        if (i % 2 === 0) expect(valueOf(r)).toEqual({ query: `q${i}`, i });
+        else expect(r.structuredContent).toEqual({ query: `q${i}`, i });
+      });
+    } finally {
+      await Promise.all(clients.map((x) => x.close()));
+    }
+  });
+
+  it('refuses requests without a live session, from foreign origins, and after a session ends', async () => {
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    let res = await fetch(`${d.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
+    expect(res.status).toBe(400);
+    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': 'no-such-session' }, body: JSON.stringify(initialize) });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
+    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, origin: 'http://attacker.example' }, body: JSON.stringify(initialize) });
+    expect(res.status).toBe(403);
+    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers, body: '{not json' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: -32700 } });
+
+    const ended = await connect(d.url);
+    const id = ended.transport.sessionId!;
+    await ended.transport.terminateSession();
+    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': id }, body: JSON.stringify(initialize) });
+    expect(res.status).toBe(404);
+    await ended.client.close();
+  });
+
+  it('records tool and event use, written on a clean stop with sessions and streams open', async () => {
+    const open = await connect(d.url);
+    const told = open.toolsChanged.next();
+    await deploy(d.url, 'tick', await harnessImage(sampleManifest()));
+    await told;
+    expect(await d.stop()).toBe(0);
+    expect(d.log().some((e) => e.msg === 'stopped')).toBe(true);
+    const relay = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'relay.json'), 'utf8')) as { used: { tools: Record<string, string>; events: Record<string, string> } };
+    expect(Object.keys(relay.used.tools).sort()).toEqual(['call', 'chain', 'emit', 'forecast', 'log']);
+    expect(Object.keys(relay.used.events)).toEqual(['reading']);
+    const inner = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'inner.json'), 'utf8')) as { used: { tools: Record<string, string> } };
+    expect(Object.keys(inner.used.tools).sort()).toEqual(['echo', 'fail', 'trap']);
+    await open.client.close().catch(() => {});
+  });
+});
