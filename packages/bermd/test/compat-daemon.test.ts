@@ -2,7 +2,7 @@
 // use is written into its state directory before it starts, in the store's own format), redeployed
 // over HTTP.
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.j
 import { buildImage } from '../../../test/helpers/wat.js';
 import { BERMD_BIN, exited, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, put, valueOf, type McpConnection } from './mcp-client.js';
+import { seedHarness } from './seed.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -178,23 +179,6 @@ describe('the compatibility gate of a running bermd', { timeout: 120_000 }, () =
   });
 });
 
-/** Writes a harness into a state directory as bermd stores it, with its last use set in the past. */
-async function seed(stateDir: string, name: string, bytes: Uint8Array, usedTools: Record<string, number>): Promise<void> {
-  const dir = path.join(stateDir, 'harnesses');
-  await mkdir(dir, { recursive: true });
-  await writeFile(path.join(dir, `${name}.wasm`), bytes);
-  const tools = Object.fromEntries(Object.entries(usedTools).map(([t, ms]) => [t, new Date(ms).toISOString()]));
-  const last = Math.max(...Object.values(usedTools));
-  const meta = {
-    name,
-    digest: digestOf(bytes),
-    deployed_at: new Date(Date.now() - 60 * DAY).toISOString(),
-    last_used_at: new Date(last).toISOString(),
-    used: { tools, events: {} },
-  };
-  await writeFile(path.join(dir, `${name}.json`), JSON.stringify(meta));
-}
-
 describe('the window, from uses in the past written into the state directory', { timeout: 120_000 }, () => {
   let stateDir: string;
   let v1: Uint8Array;
@@ -211,8 +195,8 @@ describe('the window, from uses in the past written into the state directory', {
 
   it('only reports a break of a tool last used 31 days ago, and refuses one used 29 days ago', async () => {
     const now = Date.now();
-    await seed(stateDir, 'stale', v1, { echo: now - 31 * DAY });
-    await seed(stateDir, 'recent', v1, { echo: now - 29 * DAY });
+    await seedHarness(stateDir, 'stale', v1, { tools: { echo: now - 31 * DAY } });
+    await seedHarness(stateDir, 'recent', v1, { tools: { echo: now - 29 * DAY } });
     const d = await startDaemon({ stateDir });
     try {
       expect((await detail(d.url, 'stale')).usage.tools.echo).toBe(new Date(now - 31 * DAY).toISOString());
@@ -236,7 +220,7 @@ describe('the window, from uses in the past written into the state directory', {
 
   it('follows --breaks-window: a use 2 hours ago protects nothing under a 1 hour window', async () => {
     const dir = await tempDir('bermd-gate-window-');
-    await seed(dir, 'h', v1, { echo: Date.now() - 2 * 3600 * 1000 });
+    await seedHarness(dir, 'h', v1, { tools: { echo: Date.now() - 2 * 3600 * 1000 } });
     const d = await startDaemon({ stateDir: dir, args: ['--breaks-window', '1h'] });
     try {
       const res = await put(`${d.url}/harnesses/h`, v2);

@@ -1,6 +1,9 @@
+/** The codes the client raises itself; every other code is the daemon's. */
+export const CLIENT_ERROR_CODES = ['bad-url', 'bad-name', 'daemon-unreachable', 'connection-lost', 'unexpected-response'] as const;
+
 /** An answer from bermd that is not the one asked for, or no answer at all. Callers branch on `code`. */
 export class BermClientError extends Error {
-  /** The daemon's stable error code, or one of the client's own: `daemon-unreachable`, `connection-lost`, `unexpected-response`, `bad-name`. */
+  /** The daemon's stable error code, or one of the client's own (`CLIENT_ERROR_CODES`). */
   readonly code: string;
   /** The HTTP status, when the daemon answered. */
   readonly status?: number;

@@ -5,9 +5,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BermClient, BermClientError, DaemonUnreachableError, DEFAULT_URL } from '@berm/client';
+import { BermClient, BermClientError, DaemonUnreachableError, DEFAULT_URL, type BreaksCallersError } from '@berm/client';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
+import { seedHarness } from '../../bermd/test/seed.js';
 
 const sha256 = (bytes: Uint8Array): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
@@ -160,6 +161,37 @@ describe('BermClient with a token', () => {
       await without.close();
       await d.stop();
       await removeDir(d.stateDir);
+      await removeDir(dir);
+    }
+  });
+});
+
+describe('BermClient and the compatibility gate', () => {
+  it('gives usage per tool, the breaks-callers refusal with its breaks, and what a forced deploy reported', async () => {
+    const dir = await tempDir('bermd-client-gate-');
+    const usedAt = Date.now() - 3600 * 1000;
+    await seedHarness(dir, 'h', await harnessImage(manifestWithTools(['echo', 'size'])), { tools: { echo: usedAt } });
+    const d = await startDaemon({ stateDir: dir });
+    const client = new BermClient(d.url);
+    try {
+      expect((await client.get('h')).usage).toEqual({ tools: { echo: new Date(usedAt).toISOString(), size: null }, events: {} });
+      const next = await harnessImage(manifestWithTools([]));
+      const e = await failure(client.deploy('h', next));
+      expect([e.code, e.status]).toEqual(['breaks-callers', 409]);
+      const body = e.body as unknown as BreaksCallersError;
+      expect(body.breaks).toEqual([expect.objectContaining({ code: 'tool-removed', tool: 'echo', last_used_at: new Date(usedAt).toISOString(), used: true })]);
+      expect(body.reported).toEqual([expect.objectContaining({ code: 'tool-removed', tool: 'size', last_used_at: null, used: false })]);
+      expect(body.window_seconds).toBe(30 * 24 * 3600);
+
+      const forced = await client.deploy('h', next, { force: true });
+      expect(forced.replaced).toBe(true);
+      expect(forced.reported.map((b) => [b.tool, b.used])).toEqual([
+        ['echo', true],
+        ['size', false],
+      ]);
+    } finally {
+      await client.close();
+      await d.stop();
       await removeDir(dir);
     }
   });
