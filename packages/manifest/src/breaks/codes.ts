@@ -64,3 +64,5 @@ export const SIDE_CODES = {
     variant: 'variant-added',
   },
 } as const satisfies Record<Side, Record<string, BreakCode>>;
+
+export type BreakCodesOfSide = (typeof SIDE_CODES)[Side];

@@ -69,7 +69,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
  * whatever documents they sit in, so the pair can be skipped without reading it.
  */
 export function sameWithoutRefs(a: unknown, b: unknown): boolean {
-  if (a === b) return typeof a !== 'object' || a === null;
+  if (a === b && (typeof a !== 'object' || a === null)) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
@@ -84,7 +84,7 @@ export function sameWithoutRefs(a: unknown, b: unknown): boolean {
     if (key === '$ref' || !Object.prototype.hasOwnProperty.call(rb, key) || !sameWithoutRefs(ra[key], rb[key])) return false;
     count++;
   }
-  for (const key in rb) count--;
+  for (const key in rb) if (Object.prototype.hasOwnProperty.call(rb, key)) count--;
   return count === 0;
 }
 
