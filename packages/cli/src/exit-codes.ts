@@ -35,9 +35,10 @@ export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   'not-image-or-manifest': EXIT.badInput,
   'usage': EXIT.badInput,
 
-  // The daemon.
+  // The daemon could not be reached, or what answered at its address is not bermd.
   'daemon-unreachable': EXIT.unreachable,
   'connection-lost': EXIT.unreachable,
+  'unexpected-response': EXIT.unreachable,
   'shutting-down': EXIT.unreachable,
   // bermd refuses the image: deploy's negative answer.
   'not-wasm': EXIT.negative,
@@ -51,8 +52,13 @@ export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   'undeclared-import': EXIT.negative,
   'unserved-syscall': EXIT.negative,
   'unsupported-module': EXIT.negative,
+  'memory-too-large': EXIT.negative,
+  'bad-schema': EXIT.negative,
+  'tool-name-collision': EXIT.negative,
   // No harness by that name: undeploy's negative answer.
   'not-found': EXIT.negative,
+  // `breaks NAME NEW`: OLD is neither a file nor a harness the daemon holds.
+  'harness-not-found': EXIT.badInput,
   // bermd or the client finds the request itself bad.
   'bad-name': EXIT.badInput,
   'bad-image': EXIT.badInput,
@@ -61,6 +67,9 @@ export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   'image-too-large': EXIT.badInput,
   'unsupported-media-type': EXIT.badInput,
   'unauthorized': EXIT.badInput,
+
+  // The daemon failed without an answer to give.
+  'internal': EXIT.negative,
 };
 
 /** Anything the table does not know: the command failed without an answer to give. */

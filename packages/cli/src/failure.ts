@@ -7,12 +7,15 @@ import { exitCodeFor } from './exit-codes.js';
 export class CliError extends Error {
   readonly code: string;
   readonly details: Record<string, unknown>;
+  /** The HTTP status of the daemon answer this error restates (`details.status`), for the exit-code fallback. */
+  readonly status?: number;
 
   constructor(code: string, message: string, details: Record<string, unknown> = {}) {
     super(message);
     this.name = 'CliError';
     this.code = code;
     this.details = details;
+    if (typeof details.status === 'number') this.status = details.status;
   }
 
   toJSON(): Record<string, unknown> {

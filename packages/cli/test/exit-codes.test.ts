@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManifestError } from '@berm/manifest';
+import { CLIENT_ERROR_CODES } from '@berm/client';
+import { ERROR_STATUS } from 'bermd';
 import { CliError, EXIT, EXIT_CODES, describeFailure, exitCodeFor } from '@berm/cli';
 
 describe('exitCodeFor', () => {
@@ -36,7 +38,32 @@ describe('exitCodeFor', () => {
   });
 });
 
+describe('the table and the codes of the client and the daemon', () => {
+  it('lists every code the daemon answers with, each by what its status says', () => {
+    // 404 is undeploy's negative answer; 503 is a daemon going away, as good as unreachable.
+    const expected = (status: number): number =>
+      status === 409 || status === 422 || status === 404 || status === 500 ? 1 : status === 503 ? 3 : 2;
+    for (const [code, status] of Object.entries(ERROR_STATUS)) {
+      expect(Object.hasOwn(EXIT_CODES, code), `${code} is in the table`).toBe(true);
+      expect([code, exitCodeFor(code)]).toEqual([code, expected(status)]);
+    }
+  });
+
+  it("lists the client's own codes: bad input is 2, a daemon not reached is 3", () => {
+    const expected: Record<string, number> = { 'bad-url': 2, 'bad-name': 2, 'daemon-unreachable': 3, 'connection-lost': 3, 'unexpected-response': 3 };
+    expect(Object.keys(expected).sort()).toEqual([...CLIENT_ERROR_CODES].sort());
+    for (const code of CLIENT_ERROR_CODES) expect([code, exitCodeFor(code)]).toEqual([code, expected[code]]);
+  });
+});
+
 describe('describeFailure', () => {
+  it('reads the status of a daemon answer a CliError restates, for codes the table does not list', () => {
+    expect(describeFailure(new CliError('some-conflict', 'no', { status: 409 }), 'crab deploy').exit).toBe(1);
+    expect(describeFailure(new CliError('some-bad-field', 'no', { status: 400 }), 'crab deploy').exit).toBe(2);
+    expect(new CliError('x', 'y', { status: 422 }).status).toBe(422);
+    expect(new CliError('x', 'y').status).toBeUndefined();
+  });
+
   it('keeps the code, message and details of a CliError', () => {
     const f = describeFailure(new CliError('file-not-found', "cannot read 'x': no such file", { file: 'x' }), 'crab inspect');
     expect(f).toEqual({

@@ -37,6 +37,17 @@ describe('formatBreaksText', () => {
     expect(formatBreaksText([])).toBe('No breaking changes.');
   });
 
+  it("adds a note after a group's heading when asked, dimmed", () => {
+    const notes = new Map([['forecast', 'last used today'], ['reset', undefined]]);
+    const text = formatBreaksText(sample, tagged, { note: (items) => (items[0]!.tool === undefined ? 'never used' : notes.get(items[0]!.tool)) });
+    expect(text.split('\n').filter((l) => l.startsWith('<b>'))).toEqual([
+      '<b>tool forecast</b>  <dim>(last used today)</dim>',
+      '<b>tool reset</b>',
+      '<b>event alert</b>  <dim>(never used)</dim>',
+      '<b>4 breaking changes in 2 tools and 1 event</b>',
+    ]);
+  });
+
   it('keeps each break on one line and counts one break in the singular', () => {
     const text = formatBreaksText([{ code: 'tool-removed', tool: 't', path: '', message: 'gone\nfor good' }]);
     expect(text.split('\n')).toEqual(['tool t', '  tool-removed  gone for good', '', '1 breaking change in 1 tool']);

@@ -1,28 +1,34 @@
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import type { Break } from '@berm/manifest';
+import { stat } from 'node:fs/promises';
+import { Manifest, type Break } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { formatBreaksGithub } from '../format/breaks/github.js';
 import { formatBreaksJson } from '../format/breaks/json.js';
 import { formatBreaksMarkdown } from '../format/breaks/markdown.js';
 import { formatBreaksText } from '../format/breaks/text.js';
-import { readImageOrManifest } from '../input.js';
+import { CliError } from '../failure.js';
+import { inputError, readImageOrManifest } from '../input.js';
+
+/** The harness name rule (spec §5): what OLD must look like to be read as a deployed harness. */
+const HARNESS_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export const BREAK_FORMATS = ['text', 'json', 'github', 'markdown'] as const;
 
 export default class Breaks extends BaseCommand {
   static summary = 'List every way NEW breaks a caller of OLD.';
   static description =
-    'OLD and NEW are images (wasm or ELF) or manifest JSON files (as `inspect --json` prints them), told apart by content. Exits 1 when there is any break, 0 when there is none, 2 on bad input.';
+    'OLD and NEW are images (wasm or ELF) or manifest JSON files (as `inspect --json` prints them), told apart by content. With a daemon address (--url or BERM_URL), OLD may instead name a deployed harness: a path that exists is always read as a file; otherwise an OLD that is a harness name is compared as deployed under that name. Exits 1 when there is any break, 0 when there is none, 2 on bad input, 3 when the daemon cannot be reached.';
   static examples = [
     '<%= config.bin %> breaks old.wasm new.wasm',
     '<%= config.bin %> breaks --format github manifest.json build/app.wasm',
     '<%= config.bin %> breaks --format markdown old.wasm new.wasm > comment.md',
+    'BERM_URL=http://127.0.0.1:7477 <%= config.bin %> breaks --format github weather build/weather.wasm',
   ];
 
   static args = {
-    old: Args.string({ description: 'the image or manifest JSON callers use now', required: true }),
+    old: Args.string({ description: 'the image or manifest JSON callers use now, or with --url the name of a deployed harness', required: true }),
     new: Args.string({ description: 'the image or manifest JSON that would replace it', required: true }),
   };
 
@@ -32,17 +38,71 @@ export default class Breaks extends BaseCommand {
       options: BREAK_FORMATS,
       default: 'text' as const,
     })(),
+    // Not the shared daemon flags: without an address no daemon is asked, and OLD is a file.
+    url: Flags.string({
+      description: "address of bermd's control API: OLD may then name a harness deployed there",
+      env: 'BERM_URL',
+      helpValue: 'URL',
+    }),
   };
 
   async run(): Promise<Break[]> {
     const { args, flags } = await this.parse(Breaks);
     // One after the other, so that when both are bad the one reported is always OLD.
-    const old = await readImageOrManifest(args.old);
+    const old = await this.readOld(args.old, flags.url);
     const next = await readImageOrManifest(args.new);
     const found = old.breaks(next);
     if (found.length > 0) this.answerNegatively('breaks-found');
     if (!this.jsonEnabled()) this.log(await format(found, flags.format));
     return found;
+  }
+
+  /**
+   * OLD as a file when the path exists or no daemon address is given; otherwise, when it is a
+   * harness name, the manifest of the image deployed under that name.
+   */
+  private async readOld(old: string, url: string | undefined): Promise<Manifest> {
+    const named = HARNESS_NAME.test(old);
+    if (!named || (await pathExists(old))) return readImageOrManifest(old);
+    if (url === undefined) {
+      try {
+        return await readImageOrManifest(old);
+      } catch (e) {
+        if (e instanceof CliError && e.code === 'file-not-found') {
+          throw new CliError(e.code, `${e.message} (to compare with the harness deployed as ${old}, give --url or set BERM_URL)`, e.details);
+        }
+        throw e;
+      }
+    }
+    const [{ connect }, { isBermClientError }] = await Promise.all([import('../daemon.js'), import('@berm/client')]);
+    const client = connect(url);
+    let manifest: unknown;
+    try {
+      manifest = (await client.get(old)).manifest;
+    } catch (e) {
+      if (isBermClientError(e) && e.code === 'not-found') {
+        throw new CliError('harness-not-found', `'${old}' is neither a file nor a harness deployed at ${client.url}`, { file: old, name: old, url: client.url, status: e.status });
+      }
+      throw e;
+    } finally {
+      await client.close();
+    }
+    try {
+      return Manifest.fromJSON(manifest);
+    } catch (e) {
+      throw inputError(`${client.url}/harnesses/${old}`, e);
+    }
+  }
+}
+
+/** Whether anything is at `file`; a path that cannot be looked at counts as there, so reading it says why. */
+async function pathExists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code !== 'ENOENT' && code !== 'ENOTDIR';
   }
 }
 

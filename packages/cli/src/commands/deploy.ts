@@ -6,13 +6,14 @@ import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { connect, daemonFlags, shortDigest } from '../daemon.js';
 import { CliError } from '../failure.js';
+import { isBreaksCallers, renderRefusal, renderReported, windowText } from '../format/gate.js';
 import type { Paint } from '../format/paint.js';
 import { inputError } from '../input.js';
 
 export default class Deploy extends BaseCommand {
   static summary = 'Deploy an image as a named harness.';
   static description =
-    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. Prints what the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
+    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
   static examples = ['<%= config.bin %> deploy echo examples/echo.wasm', 'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm'];
 
   static args = {
@@ -38,9 +39,16 @@ export default class Deploy extends BaseCommand {
     try {
       result = await client.deploy(args.name, bytes, { force: flags.force });
     } catch (e) {
-      // A refusal is the daemon's answer about this image: said as such, with its code kept.
+      // A refusal is the daemon's answer about this image: said as such, with its code and status kept.
       if (isBermClientError(e) && e.status !== undefined && e.status !== 401) {
-        throw new CliError(e.code, `cannot deploy '${args.image}' as ${args.name}: ${e.message}`, { ...e.toJSON(), image: args.image });
+        let why = e.message;
+        if (isBreaksCallers(e.body)) {
+          // The breaks are the answer, on stdout as `crab breaks` prints them; the failure line says what to do.
+          if (!this.jsonEnabled()) this.log(renderRefusal(e.body, await stdoutPaint()));
+          const n = e.body.breaks.length;
+          why = `${n} break${n === 1 ? '' : 's'} of tools or events callers used in the last ${windowText(e.body.window_seconds)}; deploy with --force to replace it anyway`;
+        }
+        throw new CliError(e.code, `cannot deploy '${args.image}' as ${args.name}: ${why}`, { ...e.toJSON(), image: args.image });
       }
       throw e;
     } finally {
@@ -52,19 +60,13 @@ export default class Deploy extends BaseCommand {
 }
 
 /** The human view of a deploy: what was deployed, what was reported, what to know. */
-export function renderDeploy(result: DeployResult, paint: Paint): string {
+export function renderDeploy(result: DeployResult, paint: Paint, now: Date = new Date()): string {
   const out: string[] = [];
   const what = result.replaced ? 'replaced' : 'deployed';
   out.push(`${paint.green(what)} ${paint.bold(result.name)}${result.version ? ` ${result.version}` : ''} ${paint.dim(`(${shortDigest(result.digest)})`)}`);
   out.push(`  tools:  ${result.tools.length > 0 ? result.tools.join(', ') : paint.dim('none')}`);
   out.push(`  events: ${result.events.length > 0 ? result.events.join(', ') : paint.dim('none')}`);
-  if (result.reported.length > 0) {
-    out.push(paint.yellow(`reported ${result.reported.length} break${result.reported.length === 1 ? '' : 's'}:`));
-    for (const b of result.reported) {
-      const where = b.tool !== undefined ? `tool ${b.tool}` : b.event !== undefined ? `event ${b.event}` : '';
-      out.push(`  ${b.code}${where ? ` (${where}${b.path ? ` ${b.path}` : ''})` : ''}: ${b.message}`);
-    }
-  }
+  if (result.reported.length > 0) out.push(renderReported(result.reported, paint, now));
   for (const notice of result.notices) out.push(`${paint.yellow('notice:')} ${notice.message}`);
   return out.join('\n');
 }

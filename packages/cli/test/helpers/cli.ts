@@ -18,6 +18,8 @@ export interface RunOptions {
   bin?: 'crab' | 'berm';
   /** Variables to set, or (undefined) to remove, over a colour-neutral environment. */
   env?: Record<string, string | undefined>;
+  /** The working directory; the repository root by default. */
+  cwd?: string;
 }
 
 /** The environment with everything that decides colour or a daemon address taken out. */
@@ -32,12 +34,12 @@ function neutralEnv(overrides: Record<string, string | undefined>): NodeJS.Proce
 }
 
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
-  const bin = join('bin', options.bin ?? 'crab');
+  const bin = join(repoRoot, 'bin', options.bin ?? 'crab');
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       [bin, ...args],
-      { cwd: repoRoot, env: neutralEnv(options.env ?? {}), encoding: 'utf8' },
+      { cwd: options.cwd ?? repoRoot, env: neutralEnv(options.env ?? {}), encoding: 'utf8' },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') reject(error);
         else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });

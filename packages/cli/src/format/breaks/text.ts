@@ -2,10 +2,15 @@ import type { Break } from '@berm/manifest';
 import { plain, type Paint } from '../paint.js';
 import { countBreaks, subjectOf } from './subject.js';
 
+export interface TextOptions<B extends Break> {
+  /** Said after a group's heading, e.g. when its tool was used last; nothing when it answers undefined. */
+  note?: (items: readonly B[]) => string | undefined;
+}
+
 /** Breaks grouped under the tool or event they concern, one line each, then a summary line. */
-export function formatBreaksText(breaks: readonly Break[], paint: Paint = plain): string {
+export function formatBreaksText<B extends Break>(breaks: readonly B[], paint: Paint = plain, options: TextOptions<B> = {}): string {
   if (breaks.length === 0) return paint.green('No breaking changes.');
-  const groups = new Map<string, Break[]>();
+  const groups = new Map<string, B[]>();
   for (const item of breaks) {
     const subject = subjectOf(item);
     groups.set(subject, [...(groups.get(subject) ?? []), item]);
@@ -13,7 +18,8 @@ export function formatBreaksText(breaks: readonly Break[], paint: Paint = plain)
   const width = Math.max(...breaks.map((b) => b.code.length));
   const lines: string[] = [];
   for (const [subject, items] of groups) {
-    lines.push(paint.bold(subject));
+    const note = options.note?.(items);
+    lines.push(paint.bold(subject) + (note === undefined ? '' : `  ${paint.dim(`(${note})`)}`));
     for (const item of items) {
       const where = item.path ? `  ${paint.dim(item.path)}` : '';
       lines.push(`  ${paint.red(item.code.padEnd(width))}  ${oneLine(item.message)}${where}`);
