@@ -66,12 +66,22 @@ function run(file) {
   });
 }
 
-/** The first comment line of a benchmark's header, which says what it measures. */
+/** The first sentence of a benchmark's header comment, which says what it measures. */
 function summary(file) {
-  const line = readFileSync(file, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('//') && l.slice(2).trim() !== '');
-  return line ? line.slice(2).trim() : '';
+  const header = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.startsWith('#!')) continue;
+    if (!line.startsWith('//')) break;
+    const text = line.slice(2).trim();
+    if (text === '') {
+      if (header.length) break;
+      continue;
+    }
+    header.push(text);
+  }
+  const text = header.join(' ');
+  const end = text.search(/\.(\s|$)/);
+  return end === -1 ? text : text.slice(0, end);
 }
 
 /** Each workspace package's entry point and bin targets, as its package.json names them. */
