@@ -18,7 +18,7 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const self = basename(fileURLToPath(import.meta.url));
 
 const all = readdirSync(benchDir)
-  .filter((f) => f.endsWith('.js') && f !== self)
+  .filter((f) => f.endsWith('.js') && !f.startsWith('.') && f !== self)
   .sort();
 
 const wanted = process.argv.slice(2).map((name) => (name.endsWith('.js') ? name : `${name}.js`));
