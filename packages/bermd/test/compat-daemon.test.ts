@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
 import { digestOf } from 'bermd';
-import { relayImage, relayManifest, relayWat } from '../../../test/helpers/guest.js';
+import { basicImage, basicManifest, basicWat, relayImage, relayManifest, relayWat } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { buildImage } from '../../../test/helpers/wat.js';
 import { BERMD_BIN, exited, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
@@ -155,6 +155,23 @@ describe('the compatibility gate of a running bermd', { timeout: 120_000 }, () =
     const { error } = (await res.json()) as { error: { breaks: GatedBreak[] } };
     expect(error.breaks).toEqual([
       expect.objectContaining({ code: 'field-no-longer-always-present', event: 'reading', path: '/fields/properties/celsius', last_used_at: usedAt.events.reading, used: true }),
+    ]);
+  });
+
+  it('protects a tool reached only through a nested berm.call', async () => {
+    expect((await put(`${d.url}/harnesses/inner`, (await basicImage()).bytes)).status).toBe(201);
+    expect((await put(`${d.url}/harnesses/outer`, (await relayImage(['inner'])).bytes)).status).toBe(201);
+    expect(await call(c, 'outer.call', { program: 'inner', tool: 'echo', args: { v: 1 } })).toEqual({ ok: { v: 1 } });
+    const inner = await detail(d.url, 'inner');
+    expect(inner.usage.tools.echo).not.toBeNull();
+    expect((await detail(d.url, 'outer')).usage.tools.call).not.toBeNull();
+
+    const manifest = basicManifest();
+    manifest.tools = manifest.tools.filter((t) => t.name !== 'echo');
+    const res = await put(`${d.url}/harnesses/inner`, await buildImage(basicWat(), manifest));
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: { breaks: GatedBreak[] } }).error.breaks).toEqual([
+      expect.objectContaining({ code: 'tool-removed', tool: 'echo', last_used_at: inner.usage.tools.echo, used: true }),
     ]);
   });
 
