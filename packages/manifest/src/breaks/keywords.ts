@@ -28,12 +28,29 @@ const LOWER_BOUNDS = new Set(['minimum', 'exclusiveMinimum', 'minLength', 'minIt
 const UPPER_BOUNDS = new Set(['maximum', 'exclusiveMaximum', 'maxLength', 'maxItems', 'maxProperties']);
 const SUBSCHEMAS = new Set(['additionalProperties', 'items', 'additionalItems', 'propertyNames', 'contains']);
 
-/** Both schemas at once, written so that it stays a schema (folded again when read). */
+const combined = new WeakMap<object, WeakMap<object, object>>();
+
+/**
+ * Both schemas at once, written so that it stays a schema (folded again when read). The
+ * same two schemas always give the same object: a schema that refers to itself while adding
+ * keywords would otherwise make a new one at every level and never be seen to recur.
+ */
 function both(a: unknown, b: unknown): unknown {
   if (a === false || b === false) return false;
   if (a === true || a === b) return b;
   if (b === true) return a;
-  return { allOf: [a, b] };
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return { allOf: [a, b] };
+  let withA = combined.get(a);
+  if (withA === undefined) {
+    withA = new WeakMap();
+    combined.set(a, withA);
+  }
+  let out = withA.get(b);
+  if (out === undefined) {
+    out = { allOf: [a, b] };
+    withA.set(b, out);
+  }
+  return out;
 }
 
 function mergeProperties(a: unknown, b: unknown): unknown {

@@ -1,5 +1,6 @@
 import { canonical, intersectTypes, isObject, type JsonType, typeAllows, typeOfValue, typesFromKeyword } from './json.js';
 import { ANNOTATIONS, type Keywords, mergeKeywords } from './keywords.js';
+import { MAX_SCHEMA_DEPTH, SchemaTooDeep } from './limits.js';
 import { resolveLocalRef } from './refs.js';
 
 /**
@@ -74,6 +75,8 @@ export class SchemaGraph {
   private readonly byType = new Map<SchemaNode, Map<JsonType, SchemaNode>>();
   private readonly splits = new Map<SchemaNode, readonly SchemaNode[]>();
   private readonly refs = new Map<unknown, Map<string, unknown>>();
+  /** Schemas being read inside one another (a chain of bare references nests reads). */
+  private reading = 0;
   readonly any: SchemaNode;
   readonly nothing: SchemaNode;
 
@@ -95,10 +98,16 @@ export class SchemaGraph {
     // A reference loop with nothing in between (`A: {$ref: B}, B: {$ref: A}`) constrains nothing.
     if (cached === PENDING) return this.any;
     if (cached !== undefined) return cached;
+    if (this.reading >= MAX_SCHEMA_DEPTH) throw new SchemaTooDeep();
     cache.set(raw, PENDING);
-    const node = this.read(raw, root);
-    cache.set(raw, node);
-    return node;
+    this.reading++;
+    try {
+      const node = this.read(raw, root);
+      cache.set(raw, node);
+      return node;
+    } finally {
+      this.reading--;
+    }
   }
 
   private read(raw: Record<string, unknown>, root: unknown): SchemaNode {
@@ -140,6 +149,7 @@ export class SchemaGraph {
     if (member === false) return { type: [] };
     // `true`, an unresolvable reference, or a loop of references: no constraint.
     if (!isObject(member) || seen.has(member)) return {};
+    if (seen.size >= MAX_SCHEMA_DEPTH) throw new SchemaTooDeep();
     seen.add(member);
     const kw = this.fold(member, root, seen);
     seen.delete(member);

@@ -40,6 +40,9 @@ function compareListedValues(walk: Walk, old: SchemaNode, next: SchemaNode, out:
   for (const value of narrow.enumValues ?? []) {
     // A value of a type the wide side lacks is already reported as a type change.
     if (!typeAllows(wide.types, typeOfValue(value))) continue;
+    // A listed value the narrow side's own rules exclude is never sent at all.
+    if (typeof value === 'string' && !acceptsString(narrow, value)) continue;
+    if (typeof value === 'number' && !acceptsNumber(narrow, value)) continue;
     if (wide.enumKeys !== null && !wide.enumKeys.has(canonical(value))) unlisted.push(value);
     else if (typeof value === 'string' && !acceptsString(wide, value)) badStrings.push(value);
     else if (typeof value === 'number' && !acceptsNumber(wide, value)) badNumbers.push(value);

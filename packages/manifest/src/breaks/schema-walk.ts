@@ -4,6 +4,7 @@ import { nodeText } from './describe.js';
 import { type Finding, finding, FindingCollector, type FindingTree, NO_FINDINGS } from './findings.js';
 import { EVERY_TYPE, type JsonType, TYPE_ORDER, typeAllows } from './json.js';
 import type { SchemaGraph, SchemaNode } from './nodes.js';
+import { MAX_SCHEMA_DEPTH, SchemaTooDeep } from './limits.js';
 import { compareObjects } from './objects.js';
 import { compareScalars } from './scalars.js';
 import { compareUnions } from './unions.js';
@@ -62,6 +63,7 @@ export class SchemaWalk implements Walk {
       return NO_FINDINGS;
     }
     const depth = this.active.size;
+    if (depth >= MAX_SCHEMA_DEPTH) throw new SchemaTooDeep();
     this.active.set(key, depth);
     const outerCut = this.cut;
     this.cut = Infinity;

@@ -1,8 +1,10 @@
+import { ManifestError } from '../errors.js';
 import type { EventSpec, ManifestData, ToolSpec } from '../types.js';
 import type { Break, BreakCode, Side } from './codes.js';
 import { oneLine } from './describe.js';
 import { type Finding, flatten, labelOf, pointerOf } from './findings.js';
 import { sameJson } from './json.js';
+import { SchemaTooDeep } from './limits.js';
 import { SchemaGraph } from './nodes.js';
 import { SchemaWalk } from './schema-walk.js';
 
@@ -15,16 +17,19 @@ const SHARED_REPEAT_BUDGET = 1000;
 /** Which schema of which tool or event a finding is in, and how its places are named. */
 interface Scope {
   owner: { tool: string } | { event: string };
+  /** Where the schema is in old's merged manifest (`/tools/2/returns`), for errors. */
+  where: string;
   /** The schema's place in the tool or event: `/arguments`, `/returns`, `/fields`. */
   base: string;
   /** Names the place of a finding from its label (`""` for the whole schema). */
   subject: (label: string) => string;
 }
 
-function toolScope(tool: string, base: '/arguments' | '/returns'): Scope {
+function toolScope(tool: string, index: number, base: '/arguments' | '/returns'): Scope {
   const name = `tool \`${tool}\``;
   return {
     owner: { tool },
+    where: `/tools/${index}${base}`,
     base,
     subject:
       base === '/arguments'
@@ -33,10 +38,11 @@ function toolScope(tool: string, base: '/arguments' | '/returns'): Scope {
   };
 }
 
-function eventScope(event: string): Scope {
+function eventScope(event: string, index: number): Scope {
   const name = `event \`${event}\``;
   return {
     owner: { event },
+    where: `/events/${index}/fields`,
     base: '/fields',
     subject: (label) => (label === '' ? `the fields object of ${name}` : `field \`${label}\` of ${name}`),
   };
@@ -69,11 +75,16 @@ function byName<T extends { name: string }>(list: readonly T[] | undefined): Map
 function compareSchemas(graph: SchemaGraph, side: Side, scope: Scope, old: unknown, next: unknown): Break[] {
   if (sameJson(old, next)) return [];
   const walk = new SchemaWalk(graph, side);
-  const found = walk.compare(graph.node(old ?? true, old), graph.node(next ?? true, next));
-  return flatten(found, SHARED_REPEAT_BUDGET).map((f) => toBreak(scope, f));
+  try {
+    const found = walk.compare(graph.node(old ?? true, old), graph.node(next ?? true, next));
+    return flatten(found, SHARED_REPEAT_BUDGET).map((f) => toBreak(scope, f));
+  } catch (e) {
+    if (!(e instanceof SchemaTooDeep)) throw e;
+    throw new ManifestError('invalid-manifest', `invalid manifest at ${scope.where} (old or next): ${e.message}, too deep to compare`, { path: scope.where });
+  }
 }
 
-function toolBreaks(graph: SchemaGraph, old: ToolSpec, next: ToolSpec | undefined): Break[] {
+function toolBreaks(graph: SchemaGraph, old: ToolSpec, index: number, next: ToolSpec | undefined): Break[] {
   const owner = { tool: old.name };
   if (next === undefined) {
     const was = old.deprecated === true ? ' (it was deprecated)' : '';
@@ -83,17 +94,17 @@ function toolBreaks(graph: SchemaGraph, old: ToolSpec, next: ToolSpec | undefine
   if (old.query === true && next.query !== true) {
     out.push(whole('tool-no-longer-query', owner, '/query', `tool \`${old.name}\` is no longer a query: it may now change state (query was true, now unset)`));
   }
-  out.push(...compareSchemas(graph, 'reader', toolScope(old.name, '/arguments'), old.arguments, next.arguments));
-  out.push(...compareSchemas(graph, 'writer', toolScope(old.name, '/returns'), old.returns, next.returns));
+  out.push(...compareSchemas(graph, 'reader', toolScope(old.name, index, '/arguments'), old.arguments, next.arguments));
+  out.push(...compareSchemas(graph, 'writer', toolScope(old.name, index, '/returns'), old.returns, next.returns));
   return out;
 }
 
-function eventBreaks(graph: SchemaGraph, old: EventSpec, next: EventSpec | undefined): Break[] {
+function eventBreaks(graph: SchemaGraph, old: EventSpec, index: number, next: EventSpec | undefined): Break[] {
   if (next === undefined) {
     const was = old.deprecated === true ? ' (it was deprecated)' : '';
     return [whole('event-removed', { event: old.name }, '', `event \`${old.name}\` was removed${was}`)];
   }
-  return compareSchemas(graph, 'writer', eventScope(old.name), old.fields, next.fields);
+  return compareSchemas(graph, 'writer', eventScope(old.name, index), old.fields, next.fields);
 }
 
 /**
@@ -101,14 +112,23 @@ function eventBreaks(graph: SchemaGraph, old: EventSpec, next: EventSpec | undef
  * order, then events in old's order; within one, the tool itself, then its arguments, then
  * its result, each walked in the order old's schema lists things. Whether any of this fails
  * a build or a deploy is for the caller to decide.
+ *
+ * Throws only a `ManifestError` (`invalid-manifest`), when schemas chain references deeper
+ * than can be compared (see `limits.ts`).
  */
 export function breaks(old: ManifestData, next: ManifestData): Break[] {
   const graph = new SchemaGraph();
   const out: Break[] = [];
   const nextTools = byName(next.tools);
-  for (const tool of byName(old.tools).values()) out.push(...toolBreaks(graph, tool, nextTools.get(tool.name)));
+  const oldTools = byName(old.tools);
+  (old.tools ?? []).forEach((tool, i) => {
+    if (oldTools.get(tool.name) === tool) out.push(...toolBreaks(graph, tool, i, nextTools.get(tool.name)));
+  });
   const nextEvents = byName(next.events);
-  for (const event of byName(old.events).values()) out.push(...eventBreaks(graph, event, nextEvents.get(event.name)));
+  const oldEvents = byName(old.events);
+  (old.events ?? []).forEach((event, i) => {
+    if (oldEvents.get(event.name) === event) out.push(...eventBreaks(graph, event, i, nextEvents.get(event.name)));
+  });
   return dedupe(out);
 }
 
