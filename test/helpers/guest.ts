@@ -285,3 +285,68 @@ export async function relayImage(programs: string[] = []): Promise<GuestImage> {
   const manifest = relayManifest(programs);
   return { bytes: await buildImage(relayWat(), manifest), manifest };
 }
+
+/** The HTTP syscalls the http guest can import, each behind the tool of the same last name. */
+export const HTTP_TOOLS = { fetch: 'berm.http.fetch', proxy: 'berm.http.proxy' } as const;
+
+export interface HttpGuestOptions {
+  /** Hosts declared under `berm.http.fetch`; the syscall (and the `fetch` tool) is left out when undefined. */
+  fetch?: string[];
+  /** Hosts declared under `berm.http.proxy`; the syscall (and the `proxy` tool) is left out when undefined. */
+  proxy?: string[];
+  /** `deps.secrets`. */
+  secrets?: string[];
+  /** `deps.programs`: what its `call` tool may reach besides itself. */
+  programs?: string[];
+}
+
+/**
+ * A guest whose tools relay their arguments to a host call and answer `{"ok": <the host's envelope>}`:
+ * - `fetch`: the arguments are the `berm.http.fetch` request (`{"method", "url", "headers", "body"}`);
+ * - `proxy`: the same for `berm.http.proxy`;
+ * - `call`: the arguments are a `berm.call` request, so one http guest can run another's fetch in a chain.
+ * Each HTTP syscall is imported (as `"berm" "http.fetch"`) only when the options declare it.
+ */
+export function httpWat(options: HttpGuestOptions = {}): string {
+  const imports = ['(import "berm" "call" (func $host_call (param i32 i32) (result i64)))'];
+  const tools: string[] = [`
+  (func (export "berm_tool_call") (param $ptr i32) (param $len i32) (result i64)
+    (call $relay (call $host_call (local.get $ptr) (local.get $len))))`];
+  for (const [tool, syscall] of Object.entries(HTTP_TOOLS)) {
+    if (options[tool as keyof typeof HTTP_TOOLS] === undefined) continue;
+    const field = syscall.slice('berm.'.length);
+    imports.push(`(import "berm" "${field}" (func $host_${tool} (param i32 i32) (result i64)))`);
+    tools.push(`
+  (func (export "berm_tool_${tool}") (param $ptr i32) (param $len i32) (result i64)
+    (call $relay (call $host_${tool} (local.get $ptr) (local.get $len))))`);
+  }
+  return `(module
+  ${imports.join('\n  ')}${prelude('1', {})}
+
+  (func $relay (param $envelope i64) (result i64)
+    (call $ok_wrap (call $ptr_of (local.get $envelope)) (call $len_of (local.get $envelope))))
+${tools.join('\n')}
+)`;
+}
+
+export function httpManifest(options: HttpGuestOptions = {}): ManifestData {
+  const syscalls: Record<string, string[]> = {};
+  const tools = [tool('call', 'Its arguments are a berm.call request.')];
+  for (const [name, syscall] of Object.entries(HTTP_TOOLS)) {
+    const hosts = options[name as keyof typeof HTTP_TOOLS];
+    if (hosts === undefined) continue;
+    syscalls[syscall] = hosts;
+    tools.push(tool(name, `Its arguments are a ${syscall} request.`));
+  }
+  return sampleManifest({
+    description: 'Relays requests from its arguments to the HTTP syscalls',
+    usage: '',
+    tools,
+    deps: { programs: options.programs ?? [], syscalls, secrets: options.secrets ?? [] },
+  });
+}
+
+export async function httpImage(options: HttpGuestOptions = {}): Promise<GuestImage> {
+  const manifest = httpManifest(options);
+  return { bytes: await buildImage(httpWat(options), manifest), manifest };
+}

@@ -1,12 +1,12 @@
 /** The shapes of the control API's answers (spec §5). */
 import type { ManifestData } from '@berm/manifest';
+import type { Bindings, EffectiveLimits, GrantSet } from './bindings.js';
 import type { GatedBreak, HarnessUsage } from './compat.js';
 
-export interface Notice {
-  code: 'program-not-deployed';
-  message: string;
-  program: string;
-}
+export type Notice =
+  | { code: 'program-not-deployed'; message: string; program: string }
+  /** A secret the harness is granted that the operator provides to no call entering through it (a call through another harness may still have it). */
+  | { code: 'secret-not-provided'; message: string; secret: string };
 
 export interface HarnessSummary {
   name: string;
@@ -16,6 +16,12 @@ export interface HarnessSummary {
   events: string[];
   deployed_at: string;
   last_used_at: string | null;
+  /** The limits its calls run under: its bindings' where set, the daemon's elsewhere. */
+  limits: EffectiveLimits;
+  /** What it is granted: syscalls with the hosts reached through them, and secrets (names only). */
+  grants: GrantSet;
+  /** What the operator set at deploy; `{}` when nothing was, and the defaults apply. */
+  bindings: Bindings;
 }
 
 export interface HarnessDetail extends HarnessSummary {

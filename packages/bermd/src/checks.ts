@@ -18,9 +18,10 @@ export interface CheckPolicy {
   /**
    * What V8 compiles in place of the image (e.g. the image with its memories capped), so the module
    * that runs is the one compiled at deploy. May throw a `BermdError` to refuse the image. The digest
-   * and the stored bytes stay those of the image.
+   * and the stored bytes stay those of the image. `maxMemoryBytes` is the harness's own memory cap, when
+   * its bindings set one.
    */
-  rewrite?: (bytes: Uint8Array) => Uint8Array;
+  rewrite?: (bytes: Uint8Array, maxMemoryBytes?: number) => Uint8Array;
 }
 
 /** One reason an image is refused; a refusal lists them all and is coded by the first. */
@@ -52,7 +53,7 @@ function startsWith(bytes: Uint8Array, magic: number[]): boolean {
  * wasm, the ABI version is ours, V8 compiles it, and its exports and imports keep the guest ABI.
  * Throws a `BermdError`; returns the compiled module so deploy never compiles twice.
  */
-export async function checkImage(bytes: Uint8Array, policy: CheckPolicy): Promise<CheckedImage> {
+export async function checkImage(bytes: Uint8Array, policy: CheckPolicy, harness: { maxMemoryBytes?: number } = {}): Promise<CheckedImage> {
   if (startsWith(bytes, ELF_MAGIC)) {
     throw new BermdError('not-wasm', 'only wasm images can be deployed: this is an ELF file (inspect and breaks read it, deploy does not)');
   }
@@ -78,7 +79,7 @@ export async function checkImage(bytes: Uint8Array, policy: CheckPolicy): Promis
       { abi_version: manifest.data.abi_version, supported: [ABI_VERSION] },
     );
   }
-  const compiled = policy.rewrite?.(bytes) ?? bytes;
+  const compiled = policy.rewrite?.(bytes, harness.maxMemoryBytes) ?? bytes;
   let module: WebAssembly.Module;
   try {
     module = await WebAssembly.compile(compiled);

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { egressContext, HttpEgress } from './egress/http.js';
 import { BermdError } from './errors.js';
 import { buildHttpApp } from './http.js';
 import { ToolCatalog, type CatalogEntry } from './mcp/catalog.js';
@@ -15,6 +16,7 @@ import { McpSessions } from './mcp/sessions.js';
 import type { DaemonOptions } from './options.js';
 import { Registry, type DeployHooks } from './registry.js';
 import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
+import { Secrets } from './secrets.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -34,7 +36,7 @@ export type DaemonConfig = Pick<
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
-};
+} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes'>>;
 
 interface Prepared {
   runtime: PreparedHarness;
@@ -64,10 +66,10 @@ const PINO_LEVEL: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' |
 };
 
 /** A runtime refusal of an image, as the deploy answers it. */
-function deployError(e: RunnerError, maxMemoryBytes: number): BermdError {
+function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): BermdError {
   switch (e.code) {
     case 'memory-too-large':
-      return new BermdError('memory-too-large', `${e.message} (see --max-memory)`, { limit: maxMemoryBytes, where: e.where });
+      return new BermdError('memory-too-large', `${e.message} (see ${ownCap ? 'the max_memory the deploy set' : '--max-memory'})`, { limit: maxMemoryBytes, where: e.where });
     case 'bad-schema':
       return new BermdError('bad-schema', e.message, { where: e.where });
     case 'bad-module':
@@ -80,12 +82,20 @@ function deployError(e: RunnerError, maxMemoryBytes: number): BermdError {
 }
 
 export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
+  const serve = config.serve ?? [];
+  const secrets = config.secrets ?? Secrets.none();
+  // Built only when an HTTP syscall is served: otherwise no harness could reach it, since the deploy checks refuse it.
+  const egress =
+    serve.length === 0
+      ? undefined
+      : new HttpEgress({ secrets, logger, maxBodyBytes: config.httpMaxBodyBytes, resolve: config.resolve, httpProxy: config.httpProxy });
   const runner = new ToolRunner({
     callTimeoutMs: config.callTimeoutMs,
     maxMemoryBytes: config.maxMemoryBytes,
     maxResultBytes: config.maxResultBytes,
     maxCallDepth: config.maxCallDepth,
     threads: config.threads,
+    hostServices: egress?.services(serve),
     log: (entry: GuestLogEntry) => {
       logger[PINO_LEVEL[entry.level] ?? 'info']({ harness: entry.harness, tool: entry.tool, guest: true }, entry.message);
     },
@@ -95,7 +105,13 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const hooks: DeployHooks<Prepared> = {
     prepare(name, checked) {
       try {
-        const runtime = runner.prepareHarness({ module: checked.module, manifest: checked.manifest.data, digest: checked.digest });
+        const runtime = runner.prepareHarness({
+          module: checked.module,
+          manifest: checked.manifest.data,
+          digest: checked.digest,
+          limits: { callTimeoutMs: checked.limits.timeout_ms, maxResultBytes: checked.limits.max_result_bytes },
+          context: egressContext(name, checked.declared, checked.grants),
+        });
         return { runtime, listing: catalog.prepare(name, checked.manifest.data) };
       } catch (e) {
         throw isRunnerError(e) ? deployError(e, config.maxMemoryBytes) : e;
@@ -115,22 +131,32 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
 
   // The memory cap is written into the module before V8 compiles it, so the module compiled at deploy
   // is the one every call instantiates, and an image that starts above the cap is refused there.
-  const rewriteImage = (bytes: Uint8Array): Uint8Array => {
+  const rewriteImage = (bytes: Uint8Array, maxMemoryBytes = config.maxMemoryBytes): Uint8Array => {
     try {
-      return capMemory(bytes, config.maxMemoryBytes);
+      return capMemory(bytes, maxMemoryBytes);
     } catch (e) {
       if (!isRunnerError(e)) throw e;
       // Bytes the cap cannot read and V8 would not compile either are the compile check's to report.
       if (e.code === 'bad-module' && !WebAssembly.validate(bytes)) return bytes;
-      throw deployError(e, config.maxMemoryBytes);
+      throw deployError(e, maxMemoryBytes, maxMemoryBytes !== config.maxMemoryBytes);
     }
   };
 
   let registry: Registry;
   try {
-    registry = await Registry.open({ stateDir: config.stateDir, logger, hooks: hooks as DeployHooks, rewriteImage, breaksWindowMs: config.breaksWindowMs });
+    registry = await Registry.open({
+      stateDir: config.stateDir,
+      logger,
+      hooks: hooks as DeployHooks,
+      rewriteImage,
+      breaksWindowMs: config.breaksWindowMs,
+      servedSyscalls: serve,
+      bounds: { timeoutMs: config.callTimeoutMs, maxMemoryBytes: config.maxMemoryBytes, maxResultBytes: config.maxResultBytes },
+      secretAvailable: (secret, harness) => secrets.availableTo(secret, harness),
+    });
   } catch (e) {
     await runner.close();
+    await egress?.close();
     throw e;
   }
 
@@ -163,6 +189,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
         await app.close();
         await registry.close();
         await runner.close();
+        await egress?.close();
       })();
       return closed;
     },

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { parseBindingQuery } from './bindings.js';
 import { BermdError } from './errors.js';
 import type { Registry } from './registry.js';
 
@@ -16,7 +17,7 @@ export interface HttpOptions {
 const DRAIN_LIMIT = 1024 ** 3;
 
 interface NameParams { name: string }
-interface DeployQuery { force?: string }
+interface DeployQuery { force?: string; [binding: string]: string | string[] | undefined }
 
 /** Builds the control API (spec §5) over a registry. Listening is the caller's business. */
 export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyInstance {
@@ -80,8 +81,10 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
   app.put<{ Params: NameParams; Querystring: DeployQuery }>('/harnesses/:name', async (request, reply) => {
     const body = request.body;
     const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-    const force = parseFlag(request.query.force, 'force');
-    const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force });
+    const force = parseFlag(one(request.query.force, 'force'), 'force');
+    // Limits and grants travel as query parameters beside force, so a deploy stays one request whose body is the image.
+    const bindings = parseBindingQuery(request.query, ['force']);
+    const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, bindings });
     return reply.code(replaced ? 200 : 201).send(result);
   });
 
@@ -100,6 +103,11 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
   });
 
   return app;
+}
+
+function one(value: string | string[] | undefined, name: string): string | undefined {
+  if (Array.isArray(value)) throw new BermdError('bad-request', `query parameter ${name} is given ${value.length} times; give it once`);
+  return value;
 }
 
 function parseFlag(value: string | undefined, name: string): boolean {

@@ -11,3 +11,23 @@ export type { DeployResult, HarnessSummary, HarnessDetail, Notice } from './api.
 export { gateBreaks, usedWithin, breaksCallersError, usageOf, parseWindow, describeWindow, DEFAULT_BREAKS_WINDOW_MS, type GatedBreak, type GateResult, type HarnessUsage } from './compat.js';
 export { createDaemon, type Daemon, type DaemonConfig } from './daemon.js';
 export * from './mcp/index.js';
+export {
+  parseBindingQuery,
+  parseGrant,
+  grantsFromSpecs,
+  declaredGrants,
+  effectiveGrants,
+  effectiveLimits,
+  checkLimits,
+  HTTP_SYSCALLS,
+  BINDING_PARAMS,
+  type Bindings,
+  type BindingRequest,
+  type GrantSet,
+  type GrantSpec,
+  type EffectiveLimits,
+  type DaemonBounds,
+  type LimitBindings,
+} from './bindings.js';
+export { Secrets, SecretsFileError, redactingStream, SECRET_NAME, type SecretUnavailable } from './secrets.js';
+export * from './egress/index.js';

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { createDaemon, type Daemon } from './daemon.js';
 import { OptionsError, parseOptions, USAGE } from './options.js';
+import { redactingStream } from './secrets.js';
 
 /** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
 export async function main(argv: string[]): Promise<void> {
@@ -19,7 +20,9 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
-  const logger = pino({ name: 'bermd', level: options.logLevel }, pino.destination({ dest: 2, sync: true }));
+  // With secrets held, every log line passes a last check for their values before it is written.
+  const destination = pino.destination({ dest: 2, sync: true });
+  const logger = pino({ name: 'bermd', level: options.logLevel }, options.secrets.size > 0 ? redactingStream(destination, options.secrets) : destination);
 
   let daemon: Daemon;
   try {

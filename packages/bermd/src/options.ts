@@ -3,6 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './compat.js';
+import { parseResolve, ResolveError, type ResolveEntry } from './egress/resolve.js';
+import { DEFAULT_HTTP_MAX_BODY, PROXY, SERVABLE_SYSCALLS } from './egress/syscalls.js';
+import { Secrets, SecretsFileError } from './secrets.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_BYTES } from './runtime/index.js';
 
 export const DEFAULT_PORT = 7477;
@@ -32,6 +35,16 @@ export interface DaemonOptions {
   toolSeparator: string;
   /** How recent a use must be for a break of it to refuse a redeploy; 0 turns the gate off. */
   breaksWindowMs: number;
+  /** Syscalls beyond the ABI's own this daemon serves (`--serve`); none by default. */
+  serve: string[];
+  /** The operator's HTTP proxy, through which `berm.http.proxy` sends. */
+  httpProxy?: string;
+  /** `--resolve` entries: declared names pointed at addresses. */
+  resolve: ResolveEntry[];
+  /** Secret values held for harnesses (`--secrets`); none by default. */
+  secrets: Secrets;
+  /** The longest response body handed to a guest by the HTTP syscalls. */
+  httpMaxBodyBytes: number;
 }
 
 export class OptionsError extends Error {
@@ -44,7 +57,8 @@ export class OptionsError extends Error {
 
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
-             [--breaks-window DURATION]
+             [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
+             [--secrets FILE] [--http-max-body N[K|M|G]]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
@@ -56,7 +70,12 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --max-result-size longest result a tool may answer (default 1M)
   --max-call-depth  how deep berm.call may nest; 0 refuses the first nested call (default ${DEFAULT_MAX_CALL_DEPTH})
   --tool-separator  between harness and tool in MCP tool names, from . _ - / (default ${DEFAULT_TOOL_SEPARATOR})
-  --breaks-window   a redeploy that breaks a tool or event used this recently is refused unless forced: 30d, 12h, 90m; a bare number is seconds; 0 refuses none (default 30d)`;
+  --breaks-window   a redeploy that breaks a tool or event used this recently is refused unless forced: 30d, 12h, 90m; a bare number is seconds; 0 refuses none (default 30d)
+  --serve           syscalls beyond the ABI's own to serve, from ${SERVABLE_SYSCALLS.join(', ')} (default: none)
+  --http-proxy      the proxy berm.http.proxy sends through (http://HOST:PORT); required to serve berm.http.proxy
+  --resolve         HOST:PORT:ADDRESS: direct requests to HOST on PORT connect to ADDRESS (repeatable, as curl's)
+  --secrets         JSON file of secrets for {secret:NAME} in request headers; must not be readable by group or others
+  --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -126,6 +145,11 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
         'max-call-depth': { type: 'string' },
         'tool-separator': { type: 'string' },
         'breaks-window': { type: 'string' },
+        serve: { type: 'string', multiple: true },
+        'http-proxy': { type: 'string' },
+        resolve: { type: 'string', multiple: true },
+        secrets: { type: 'string' },
+        'http-max-body': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -153,6 +177,26 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const toolSeparator = values['tool-separator'] === undefined ? DEFAULT_TOOL_SEPARATOR : parseSeparator(values['tool-separator']);
   const breaksWindowMs = values['breaks-window'] === undefined ? DEFAULT_BREAKS_WINDOW_MS : parseWindow(values['breaks-window']);
   if (breaksWindowMs === undefined) throw new OptionsError(`--breaks-window ${values['breaks-window']}: expected a duration such as 30d, 12h, 90m or 3600`);
+  const serve = parseServe(values.serve ?? []);
+  const httpProxy = values['http-proxy'] === undefined ? undefined : parseProxy(values['http-proxy']);
+  if (serve.includes(PROXY) && httpProxy === undefined) throw new OptionsError(`--serve ${PROXY} needs --http-proxy URL: it sends through the operator's proxy`);
+  let resolve: ResolveEntry[];
+  try {
+    resolve = (values.resolve ?? []).map(parseResolve);
+  } catch (e) {
+    if (e instanceof ResolveError) throw new OptionsError(e.message);
+    throw e;
+  }
+  let secrets = Secrets.none();
+  if (values.secrets !== undefined) {
+    try {
+      secrets = await Secrets.load(values.secrets);
+    } catch (e) {
+      if (e instanceof SecretsFileError) throw new OptionsError(e.message);
+      throw e;
+    }
+  }
+  const httpMaxBodyBytes = values['http-max-body'] === undefined ? DEFAULT_HTTP_MAX_BODY : parseSize(values['http-max-body'], '--http-max-body');
   return {
     host,
     port,
@@ -166,5 +210,32 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     maxCallDepth,
     toolSeparator,
     breaksWindowMs,
+    serve,
+    httpProxy,
+    resolve,
+    secrets,
+    httpMaxBodyBytes,
   };
+}
+
+/** `--serve a,b --serve c`: each name one bermd can serve, each once. */
+function parseServe(values: string[]): string[] {
+  const out: string[] = [];
+  for (const name of values.flatMap((v) => v.split(',')).map((v) => v.trim())) {
+    if (name === '') continue;
+    if (!SERVABLE_SYSCALLS.includes(name)) throw new OptionsError(`--serve ${name}: bermd serves ${SERVABLE_SYSCALLS.join(' and ')} beyond the ABI's own host calls`);
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+function parseProxy(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new OptionsError(`--http-proxy ${value}: expected a URL such as http://proxy.internal:3128`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OptionsError(`--http-proxy ${value}: the proxy is reached over http: or https:`);
+  return url.href;
 }

@@ -1,11 +1,26 @@
 import type { Logger } from 'pino';
 import type { Manifest } from '@berm/manifest';
 import type { DeployResult, HarnessDetail, HarnessSummary, Notice } from './api.js';
+import {
+  checkLimits,
+  declaredGrants,
+  effectiveGrants,
+  effectiveLimits,
+  grantsFromSpecs,
+  hostPatternProblems,
+  isDefaultBindings,
+  type BindingRequest,
+  type Bindings,
+  type DaemonBounds,
+  type EffectiveLimits,
+  type GrantSet,
+} from './bindings.js';
 import { checkImage, type CheckPolicy } from './checks.js';
 import { breaksCallersError, DEFAULT_BREAKS_WINDOW_MS, gateBreaks, usageOf, type GatedBreak } from './compat.js';
 import { BermdError } from './errors.js';
 import { assertHarnessName } from './names.js';
-import { emptyUsage, Store, type UsageRecord } from './store.js';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_BYTES } from './runtime/index.js';
+import { emptyUsage, Store, type HarnessMeta, type UsageRecord } from './store.js';
 
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
 const USAGE_FLUSH_MS = 5000;
@@ -19,6 +34,10 @@ export interface Harness {
   deployedAt: string;
   lastUsedAt: string | null;
   used: UsageRecord;
+  /** What the operator set at deploy (`{}`: the defaults). */
+  bindings: Bindings;
+  limits: EffectiveLimits;
+  grants: GrantSet;
 }
 
 export interface Use {
@@ -32,6 +51,11 @@ export interface CheckedHarness {
   digest: string;
   manifest: Manifest;
   module: WebAssembly.Module;
+  /** The limits its calls run under (the module is already compiled with its memory cap). */
+  limits: EffectiveLimits;
+  /** What it is granted, and what it declares (a grant narrows a declaration). */
+  grants: GrantSet;
+  declared: GrantSet;
 }
 
 /**
@@ -56,13 +80,19 @@ export interface RegistryOptions {
   /** How recent a use of a tool or event must be for a break of it to refuse a redeploy; 30 days by default, 0 turns the gate off. */
   breaksWindowMs?: number;
   hooks?: DeployHooks;
-  /** What is compiled in place of each image (see `CheckPolicy.rewrite`); the image itself by default. */
-  rewriteImage?: (bytes: Uint8Array) => Uint8Array;
+  /** What is compiled in place of each image (see `CheckPolicy.rewrite`), given the harness's memory cap; the image itself by default. */
+  rewriteImage?: (bytes: Uint8Array, maxMemoryBytes?: number) => Uint8Array;
+  /** The daemon's limits: what a harness without its own gets, and the most a harness may be given. The runtime's defaults when unset. */
+  bounds?: DaemonBounds;
+  /** Whether the operator provides `secret` to calls that enter through `harness`; a deploy notes the granted secrets that are not. */
+  secretAvailable?: (secret: string, harness: string) => boolean;
 }
 
 export interface DeployOptions {
   /** Replace even when the image breaks tools or events used within the window; every break is then reported. */
   force?: boolean;
+  /** The operator's limits and grants for this deploy; without them, the defaults (see bindings.ts). */
+  bindings?: BindingRequest;
 }
 
 export interface SkippedHarness {
@@ -90,6 +120,8 @@ export class Registry {
   private readonly now: () => Date;
   private readonly hooks: DeployHooks;
   private readonly breaksWindowMs: number;
+  private readonly bounds: DaemonBounds;
+  private readonly secretAvailable?: (secret: string, harness: string) => boolean;
   private closing = false;
 
   private constructor(store: Store, options: RegistryOptions) {
@@ -99,6 +131,8 @@ export class Registry {
     this.now = options.now ?? (() => new Date());
     this.hooks = options.hooks ?? {};
     this.breaksWindowMs = options.breaksWindowMs ?? DEFAULT_BREAKS_WINDOW_MS;
+    this.bounds = options.bounds ?? { timeoutMs: DEFAULT_CALL_TIMEOUT_MS, maxMemoryBytes: DEFAULT_MAX_MEMORY_BYTES, maxResultBytes: DEFAULT_MAX_RESULT_BYTES };
+    this.secretAvailable = options.secretAvailable;
   }
 
   /** Opens the store and restores every stored harness that still passes the deploy checks. */
@@ -117,8 +151,14 @@ export class Registry {
       try {
         const stored = await this.store.load(name);
         if (stored === null) continue;
-        const checked = await checkImage(stored.bytes, this.policy);
-        const prepared = await this.hooks.prepare?.(name, { ...checked, bytes: stored.bytes });
+        const bindings = stored.meta.bindings?.[stored.digest] ?? {};
+        // The daemon's limits may have been lowered since the deploy: they bound every harness's.
+        const { limits, clamped } = effectiveLimits(bindings, this.bounds);
+        if (clamped.length > 0) this.logger.warn({ harness: name, limits: clamped }, "the harness's own limits are above the daemon's now; the daemon's apply");
+        const checked = await checkImage(stored.bytes, this.policy, { maxMemoryBytes: limits.max_memory_bytes });
+        const grants = effectiveGrants(bindings, checked.manifest);
+        const declared = declaredGrants(checked.manifest);
+        const prepared = await this.hooks.prepare?.(name, { ...checked, bytes: stored.bytes, limits, grants, declared });
         this.hooks.commit?.(name, prepared);
         this.harnesses.set(name, {
           name,
@@ -128,6 +168,9 @@ export class Registry {
           deployedAt: stored.meta.deployed_at,
           lastUsedAt: stored.meta.last_used_at,
           used: stored.meta.used,
+          bindings,
+          limits,
+          grants,
         });
         if (stored.repaired) this.logger.warn({ harness: name, digest: checked.digest }, 'metadata did not match the stored image and was derived from it');
         this.logger.info({ harness: name, digest: checked.digest }, 'restored harness');
@@ -144,7 +187,22 @@ export class Registry {
   async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
-      const checked = await checkImage(bytes, this.policy);
+      const request = options.bindings ?? {};
+      checkLimits(request, this.bounds);
+      const bindings: Bindings = {};
+      if (request.timeout_ms !== undefined) bindings.timeout_ms = request.timeout_ms;
+      if (request.max_memory_bytes !== undefined) bindings.max_memory_bytes = request.max_memory_bytes;
+      if (request.max_result_bytes !== undefined) bindings.max_result_bytes = request.max_result_bytes;
+      const { limits } = effectiveLimits(bindings, this.bounds);
+      const checked = await checkImage(bytes, this.policy, { maxMemoryBytes: limits.max_memory_bytes });
+      const patternProblems = hostPatternProblems(checked.manifest);
+      if (patternProblems.length > 0) {
+        const more = patternProblems.length > 1 ? ` (and ${patternProblems.length - 1} more)` : '';
+        throw new BermdError('bad-host-pattern', `the image declares a host that is not a host pattern: ${patternProblems[0]!.message}${more}`, { problems: patternProblems });
+      }
+      if (request.grants !== undefined) bindings.grants = grantsFromSpecs(request.grants, checked.manifest);
+      const grants = effectiveGrants(bindings, checked.manifest);
+      const declared = declaredGrants(checked.manifest);
       const previous = this.harnesses.get(name);
       // The gate runs before anything is prepared or stored, so a refusal leaves the harness as it was.
       let reported: GatedBreak[] = [];
@@ -154,13 +212,12 @@ export class Registry {
         if (gate.refusing.length > 0) this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
         reported = gate.all;
       }
-      const prepared = await this.hooks.prepare?.(name, { ...checked, bytes });
+      const prepared = await this.hooks.prepare?.(name, { ...checked, bytes, limits, grants, declared });
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
       const lastUsedAt = previous?.lastUsedAt ?? null;
       const used = previous?.used ?? emptyUsage();
-      await this.store.save(name, bytes, { name, digest: checked.digest, deployed_at: deployedAt, last_used_at: lastUsedAt, used });
-      this.harnesses.set(name, {
+      const harness: Harness = {
         name,
         digest: checked.digest,
         manifest: checked.manifest,
@@ -168,7 +225,12 @@ export class Registry {
         deployedAt,
         lastUsedAt,
         used,
-      });
+        bindings,
+        limits,
+        grants,
+      };
+      await this.store.save(name, bytes, metaOf(harness));
+      this.harnesses.set(name, harness);
       this.hooks.commit?.(name, prepared);
       this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
       this.emit({ kind: 'deployed', name, replaced: previous !== undefined });
@@ -180,7 +242,7 @@ export class Registry {
         tools: data.tools.map((t) => t.name),
         events: data.events.map((e) => e.name),
         reported,
-        notices: this.notices(name, checked.manifest),
+        notices: this.notices(name, checked.manifest, grants),
         replaced: previous !== undefined,
       };
     });
@@ -260,7 +322,7 @@ export class Registry {
     return this.serialised(name, async () => {
       const h = this.harnesses.get(name);
       if (h === undefined) return;
-      await this.store.saveMeta({ name, digest: h.digest, deployed_at: h.deployedAt, last_used_at: h.lastUsedAt, used: h.used });
+      await this.store.saveMeta(metaOf(h));
     }, true).catch((e: unknown) => {
       this.logger.error({ harness: name, err: e }, 'could not write usage');
     });
@@ -278,14 +340,26 @@ export class Registry {
     while (this.queues.size > 0) await Promise.allSettled([...this.queues.values()]);
   }
 
-  private notices(self: string, manifest: Manifest): Notice[] {
-    return manifest.data.deps.programs
+  private notices(self: string, manifest: Manifest, grants: GrantSet): Notice[] {
+    const notices: Notice[] = manifest.data.deps.programs
       .filter((program) => program !== self && !this.harnesses.has(program))
       .map((program) => ({
         code: 'program-not-deployed' as const,
         program,
         message: `program ${program} is declared in deps.programs but not deployed: calls to it will be refused until it is`,
       }));
+    const available = this.secretAvailable;
+    if (available !== undefined) {
+      for (const secret of grants.secrets) {
+        if (available(secret, self)) continue;
+        notices.push({
+          code: 'secret-not-provided',
+          secret,
+          message: `secret ${secret} is granted but not provided for calls that enter through ${self}: requests naming it will be refused (see --secrets)`,
+        });
+      }
+    }
+    return notices;
   }
 
   private emit(event: ChangeEvent): void {
@@ -327,7 +401,17 @@ function summary(h: Harness): HarnessSummary {
     events: h.manifest.events.map((e) => e.name),
     deployed_at: h.deployedAt,
     last_used_at: h.lastUsedAt,
+    limits: { ...h.limits },
+    grants: { syscalls: structuredClone(h.grants.syscalls), secrets: [...h.grants.secrets] },
+    bindings: structuredClone(h.bindings),
   };
+}
+
+/** The metadata stored for `h`: its bindings recorded under its image's digest, unless they are the defaults. */
+function metaOf(h: Harness): HarnessMeta {
+  const meta: HarnessMeta = { name: h.name, digest: h.digest, deployed_at: h.deployedAt, last_used_at: h.lastUsedAt, used: h.used };
+  if (!isDefaultBindings(h.bindings)) meta.bindings = { [h.digest]: h.bindings };
+  return meta;
 }
 
 function notFound(name: string): BermdError {

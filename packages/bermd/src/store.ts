@@ -10,10 +10,20 @@
  * metadata is derived again from the image (deployed_at from the image file's mtime). Metadata
  * without an image is a leftover of an undeploy and is removed. Temp files begin with a dot, which
  * no harness name can, and are removed on open.
+ *
+ * Bindings (the operator's limits and grants for a harness) live in the metadata, keyed by the digest of
+ * the image they were given with, because they belong to one deploy of one image. A deploy with
+ * bindings writes the metadata first, still describing the old image but holding the new image's
+ * bindings beside the old one's; then the image; then the final metadata. So whichever image a stop
+ * leaves, the metadata beside it holds that image's bindings: the old image with the old metadata, or
+ * the new image with metadata naming the old digest, which is repaired from the image keeping the
+ * bindings recorded for the new digest. A digest without recorded bindings has the defaults, which is
+ * also what a deploy without bindings stores, so a deploy without them needs no first write.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { readStoredBindings, type Bindings } from './bindings.js';
 import { digestOf } from './checks.js';
 import { isHarnessName } from './names.js';
 
@@ -30,6 +40,8 @@ export interface HarnessMeta {
   last_used_at: string | null;
   /** Usage belongs to the name, not the image: it carries over a replace and a metadata repair. */
   used: UsageRecord;
+  /** The operator's bindings by image digest (see above); absent, or no entry for a digest, means the defaults. */
+  bindings?: Record<string, Bindings>;
 }
 
 export interface StoredHarness {
@@ -95,7 +107,9 @@ export class Store {
     let repaired = false;
     if (meta === null || meta.digest !== digest || meta.name !== name) {
       const { mtime } = await stat(this.imagePath(name));
+      const kept = meta?.bindings?.[digest];
       meta = { name, digest, deployed_at: mtime.toISOString(), last_used_at: meta?.last_used_at ?? null, used: meta?.used ?? emptyUsage() };
+      if (kept !== undefined) meta.bindings = { [digest]: kept };
       await this.writeAtomic(this.metaPath(name), Buffer.from(JSON.stringify(meta)));
       await this.syncDir();
       repaired = true;
@@ -127,8 +141,18 @@ export class Store {
     }
   }
 
-  /** Stores an image and its metadata; the image's rename is the commit point. */
+  /**
+   * Stores an image and its metadata; the image's rename is the commit point (for the same image with new
+   * bindings, the first metadata write is). `meta.bindings` holds the new image's bindings, if any.
+   */
   async save(name: string, bytes: Uint8Array, meta: HarnessMeta): Promise<void> {
+    const fresh = meta.bindings?.[meta.digest];
+    if (fresh !== undefined) {
+      const current = await this.readMeta(name);
+      const first: HarnessMeta = current === null ? { ...meta, bindings: { [meta.digest]: fresh } } : { ...current, bindings: { ...onlyCurrent(current), [meta.digest]: fresh } };
+      await this.writeAtomic(this.metaPath(name), Buffer.from(JSON.stringify(first)));
+      await this.syncDir();
+    }
     const imageTemp = await this.writeTemp(name, bytes);
     let metaTemp: string | undefined;
     try {
@@ -167,13 +191,22 @@ export class Store {
       const value = JSON.parse(await readFile(this.metaPath(name), 'utf8')) as Partial<HarnessMeta>;
       if (typeof value?.digest !== 'string' || typeof value.deployed_at !== 'string' || typeof value.name !== 'string') return null;
       const used = value.used;
-      return {
+      const meta: HarnessMeta = {
         name: value.name,
         digest: value.digest,
         deployed_at: value.deployed_at,
         last_used_at: typeof value.last_used_at === 'string' ? value.last_used_at : null,
         used: { tools: { ...used?.tools }, events: { ...used?.events } },
       };
+      if (typeof value.bindings === 'object' && value.bindings !== null) {
+        const bindings: Record<string, Bindings> = {};
+        for (const [digest, b] of Object.entries(value.bindings)) {
+          const read = readStoredBindings(b);
+          if (read !== undefined) bindings[digest] = read;
+        }
+        meta.bindings = bindings;
+      }
+      return meta;
     } catch {
       return null;
     }
@@ -213,6 +246,12 @@ export class Store {
       await handle.close();
     }
   }
+}
+
+/** The bindings entry of the image `meta` describes, alone. */
+function onlyCurrent(meta: HarnessMeta): Record<string, Bindings> {
+  const own = meta.bindings?.[meta.digest];
+  return own === undefined ? {} : { [meta.digest]: own };
 }
 
 export function emptyUsage(): UsageRecord {

@@ -47,7 +47,18 @@ describe('bermd control API', () => {
     expect(res.status).toBe(200);
     const list = (await res.json()) as Record<string, unknown>[];
     expect(list).toEqual([
-      { name: 'echo', digest: sha256(v2), version: '0.2.0', tools: ['echo'], events: [], deployed_at: expect.any(String), last_used_at: null },
+      {
+        name: 'echo',
+        digest: sha256(v2),
+        version: '0.2.0',
+        tools: ['echo'],
+        events: [],
+        deployed_at: expect.any(String),
+        last_used_at: null,
+        limits: { timeout_ms: 10_000, max_memory_bytes: 64 * 1024 * 1024, max_result_bytes: 1024 * 1024 },
+        grants: { syscalls: {}, secrets: [] },
+        bindings: {},
+      },
     ]);
     expect(Number.isNaN(Date.parse(list[0]!.deployed_at as string))).toBe(false);
 

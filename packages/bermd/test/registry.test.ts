@@ -53,7 +53,19 @@ describe('Registry', () => {
       replaced: false,
     });
     expect(registry.list()).toEqual([
-      { name: 'echo', digest: digestOf(bytes), version: '0.1.0', tools: ['echo', 'size'], events: [], deployed_at: '2026-01-01T00:00:01.000Z', last_used_at: null },
+      {
+        name: 'echo',
+        digest: digestOf(bytes),
+        version: '0.1.0',
+        tools: ['echo', 'size'],
+        events: [],
+        deployed_at: '2026-01-01T00:00:01.000Z',
+        last_used_at: null,
+        // No bindings: the daemon's limits (the runtime's defaults here), and everything declared (nothing) granted.
+        limits: { timeout_ms: 10_000, max_memory_bytes: 64 * 1024 * 1024, max_result_bytes: 1024 * 1024 },
+        grants: { syscalls: {}, secrets: [] },
+        bindings: {},
+      },
     ]);
     expect(registry.get('echo').manifest.tools.map((t) => t.name)).toEqual(['echo', 'size']);
     expect(Buffer.from(await registry.image('echo')).equals(Buffer.from(bytes))).toBe(true);

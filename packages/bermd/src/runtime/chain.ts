@@ -5,6 +5,7 @@
  * covers the whole chain.
  */
 import { createRequire } from 'node:module';
+import type { TransferListItem } from 'node:worker_threads';
 import type { CallError } from './errors.js';
 import { AbiViolation, encodeText, isPlainObject, memorySize, pack, parseJson, readGuest, unpack, writeGuest, type GuestPort } from './guest-memory.js';
 import { HOST_CALLS, type HostCall, type HostCallContext, type HostEnvelope } from './host-calls.js';
@@ -75,9 +76,9 @@ export class Chain {
   private sent = 0;
   private readonly callId: number;
   private readonly programs: Map<string, LoadedProgram>;
-  private readonly send: (message: WorkerMessage) => void;
+  private readonly send: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
 
-  constructor(callId: number, programs: ProgramPayload[], limits: Limits, send: (message: WorkerMessage) => void) {
+  constructor(callId: number, programs: ProgramPayload[], limits: Limits, send: (message: WorkerMessage, transfer?: TransferListItem[]) => void) {
     this.callId = callId;
     this.limits = limits;
     this.send = send;
@@ -88,9 +89,9 @@ export class Chain {
     return this.programs.get(name);
   }
 
-  post(body: WorkerMessageBody): void {
+  post(body: WorkerMessageBody, transfer?: TransferListItem[]): void {
     this.posted++;
-    this.send({ ...body, callId: this.callId } as WorkerMessage);
+    this.send({ ...body, callId: this.callId } as WorkerMessage, transfer);
   }
 
   /** Counts `bytes` of logs and events against the call's budget; false (and nothing counted) when they do not fit. */
@@ -145,13 +146,12 @@ export class Chain {
     } catch (e) {
       return this.fault(e, label);
     }
-    return this.envelope(port, packed, label);
+    return this.envelope(port, packed, label, program.payload.maxResultBytes);
   }
 
-  private envelope(port: GuestPort, packed: unknown, label: string): GuestOutcome {
+  private envelope(port: GuestPort, packed: unknown, label: string, max: number): GuestOutcome {
     if (typeof packed !== 'bigint') return failure('bad-result', `${label} did not return an i64 packing (ptr << 32) | len`);
     const { ptr, len } = unpack(packed);
-    const max = this.limits.maxResultBytes;
     if (len > max) return failure('result-too-large', `${label} returned ${len} bytes, above the limit of ${max}`);
     const bytes = readGuest(port, ptr, len);
     if (bytes === undefined) return failure('bad-result', `${label} returned bytes ${ptr}..${ptr + len}, outside its ${memorySize(port)}-byte memory`);
@@ -183,7 +183,7 @@ export class Chain {
 
   private hostCall(name: string, serve: HostCall, ctx: HostCallContext, port: GuestPort, ptr: number, len: number): bigint {
     let answer: HostEnvelope;
-    const max = this.limits.maxResultBytes;
+    const max = ctx.program.payload.maxResultBytes;
     const bytes = len > max ? undefined : readGuest(port, ptr, len);
     if (len > max) answer = { refused: `the ${name} request is ${len} bytes, above the limit of ${max}` };
     else if (bytes === undefined) answer = { refused: `the ${name} request at ${ptr}..${ptr + len} lies outside the guest's memory` };

@@ -8,6 +8,7 @@
  */
 import { isPlainObject } from './guest-memory.js';
 import type { Chain, LoadedProgram } from './chain.js';
+import { ASYNC_HOST_CALLS, forwardedHostCall } from './http-fetch.js';
 
 export type HostEnvelope = { ok: unknown } | { refused: string } | { failed: string };
 
@@ -93,6 +94,8 @@ export const HOST_CALLS: ReadonlyMap<string, HostCall> = new Map([
   ['berm.call', call],
   ['berm.log', log],
   ['berm.emit', emit],
+  // Served on the main thread by the runner's hostServices; refused when it has none for the name.
+  ...ASYNC_HOST_CALLS.map((name): [string, HostCall] => [name, forwardedHostCall(name)]),
 ]);
 
 /** The dotted names of every host call this runtime serves. */

@@ -6,6 +6,7 @@ export {
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_CALL_DEPTH,
   type RunnerOptions,
+  type HarnessLimits,
   type HarnessInput,
   type CallOptions,
   type CallOutcome,
@@ -19,3 +20,4 @@ export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type 
 export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS, type HostCall, type HostCallContext, type HostEnvelope } from './host-calls.js';
 export { compileValidators, type HarnessValidators } from './validators.js';
 export { describeIssue, violation, type Check, type SchemaIssue } from './schema-issues.js';
+export { ASYNC_HOST_CALLS, type HostService, type HostServiceCall } from './http-fetch.js';

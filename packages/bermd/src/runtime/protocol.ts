@@ -2,6 +2,7 @@
  * What crosses between the runner (main thread) and its workers. Everything here is structured-cloneable;
  * a `WebAssembly.Module` clones by sharing V8's compiled code, not by copying or recompiling it.
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { CallError } from './errors.js';
 
 /** One deployed program as a worker needs it to instantiate it and to serve its host calls. */
@@ -19,6 +20,8 @@ export interface ProgramPayload {
   programs: string[];
   /** Standalone validator source (see validators.ts); empty when the worker will not need it for this call. */
   validators: string;
+  /** The longest result (and host-call request) read from this program's instances: its harness's limit. */
+  maxResultBytes: number;
 }
 
 export interface Limits {
@@ -49,4 +52,6 @@ export type WorkerMessage =
   | { callId: number; kind: 'start' }
   | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number }
   | { callId: number; kind: 'log'; harness: string; tool: string; level: string; message: string }
-  | { callId: number; kind: 'event'; harness: string; tool: string; event: string; fields: unknown };
+  | { callId: number; kind: 'event'; harness: string; tool: string; event: string; fields: unknown }
+  /** A host call the main thread serves (http-fetch.ts): the worker waits on `flag` for the envelope on `reply`. */
+  | { callId: number; kind: 'host'; name: string; harness: string; tool: string; request: unknown; reply: MessagePort; flag: Int32Array };

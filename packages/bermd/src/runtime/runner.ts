@@ -19,7 +19,9 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { ManifestData } from '@berm/manifest';
 import { RunnerError, type CallError } from './errors.js';
+import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
+import type { HostEnvelope } from './host-calls.js';
 import type { GuestOutcome, ProgramPayload, Task, TaskResult, WorkerMessage } from './protocol.js';
 import { violation } from './schema-issues.js';
 import { compileValidators, type HarnessValidators } from './validators.js';
@@ -67,6 +69,16 @@ export interface RunnerOptions {
   log?: (entry: GuestLogEntry) => void;
   /** Receives every accepted `berm.emit`, with the harness that emitted it. */
   onEvent?: EventHandler;
+  /** Services for the host calls a worker forwards to the main thread (`berm.http.fetch`, ...), by dotted name; a name without one is refused. */
+  hostServices?: ReadonlyMap<string, HostService>;
+}
+
+/** A harness's own limits, below the runner's (which apply when these are unset). */
+export interface HarnessLimits {
+  /** Wall-clock limit of a call that enters through this harness, its nested calls included. */
+  callTimeoutMs?: number;
+  /** The longest result (and host-call request) read from this harness's instances, wherever in a chain they run. */
+  maxResultBytes?: number;
 }
 
 export interface HarnessInput {
@@ -74,6 +86,9 @@ export interface HarnessInput {
   module: WebAssembly.Module;
   manifest: ManifestData;
   digest: string;
+  limits?: HarnessLimits;
+  /** Anything the deployer wants its host services to see for this harness (e.g. what it is granted); never sent to a worker. */
+  context?: unknown;
 }
 
 /** What one call ran: the tools (the called one and every nested call that started) and accepted events. */
@@ -118,9 +133,15 @@ interface Entry {
   full: ProgramPayload;
   callsOthers: boolean;
   needsChecks: boolean;
+  callTimeoutMs: number;
+  context: unknown;
 }
 
 interface CallState {
+  /** The harness the call entered through: its time limit applies, and host services see it as the chain's caller. */
+  entry: Entry;
+  /** What the task carries, so forwarded host calls are served with the deploys the worker runs. */
+  programs: ProgramPayload[];
   timer?: NodeJS.Timeout;
   controller: AbortController;
   timedOut: boolean;
@@ -168,6 +189,9 @@ export class ToolRunner {
   private readonly closures = new Map<string, ProgramPayload[]>();
   private readonly log?: (entry: GuestLogEntry) => void;
   private readonly onEvent?: EventHandler;
+  private readonly hostServices: ReadonlyMap<string, HostService>;
+  /** The entry each payload was built for; weak, so a replaced deploy goes once no call holds its payloads. */
+  private readonly owners = new WeakMap<ProgramPayload, Entry>();
   private nextCallId = 1;
   private nextKey = 1;
   private closed = false;
@@ -179,6 +203,7 @@ export class ToolRunner {
     this.maxCallDepth = positiveInteger('maxCallDepth', options.maxCallDepth ?? DEFAULT_MAX_CALL_DEPTH, 0);
     this.log = options.log;
     this.onEvent = options.onEvent;
+    this.hostServices = options.hostServices ?? new Map();
     const threads = typeof options.threads === 'number' ? { min: options.threads, max: options.threads } : (options.threads ?? {});
     if (threads.min !== undefined) positiveInteger('threads.min', threads.min, 1);
     if (threads.max !== undefined) positiveInteger('threads.max', threads.max, 1);
@@ -224,7 +249,9 @@ export class ToolRunner {
   setHarness(name: string, harness: HarnessInput | PreparedHarness): void {
     if (this.closed) throw new RunnerError('closed', 'the tool runner is closed');
     const prepared = harness instanceof PreparedHarness ? harness : this.prepareHarness(harness);
-    const { module, manifest, digest } = prepared.input;
+    const { module, manifest, digest, limits = {} } = prepared.input;
+    const callTimeoutMs = positiveInteger('limits.callTimeoutMs', limits.callTimeoutMs ?? this.callTimeoutMs, 1);
+    const maxResultBytes = positiveInteger('limits.maxResultBytes', limits.maxResultBytes ?? this.maxResultBytes, 1);
     const bare: ProgramPayload = {
       name,
       key: this.nextKey++,
@@ -233,8 +260,9 @@ export class ToolRunner {
       events: manifest.events.map((e) => e.name),
       programs: [...(manifest.deps?.programs ?? [])],
       validators: '',
+      maxResultBytes,
     };
-    this.entries.set(name, {
+    const entry: Entry = {
       name,
       digest,
       manifest,
@@ -243,7 +271,12 @@ export class ToolRunner {
       full: { ...bare, validators: prepared.validators.source },
       callsOthers: prepared.callsOthers,
       needsChecks: prepared.callsOthers || prepared.emits,
-    });
+      callTimeoutMs,
+      context: prepared.input.context,
+    };
+    this.owners.set(entry.bare, entry);
+    this.owners.set(entry.full, entry);
+    this.entries.set(name, entry);
     this.closures.clear();
   }
 
@@ -285,7 +318,10 @@ export class ToolRunner {
     if (options.signal?.aborted) return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none };
 
     const callId = this.nextCallId++;
+    const programs = this.programsFor(entry);
     const state: CallState = {
+      entry,
+      programs,
       controller: new AbortController(),
       timedOut: false,
       cancelled: false,
@@ -305,8 +341,8 @@ export class ToolRunner {
       callId,
       tool,
       args: text,
-      programs: this.programsFor(entry),
-      limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: this.maxResultBytes },
+      programs,
+      limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
     };
     let outcome: GuestOutcome;
     try {
@@ -332,7 +368,7 @@ export class ToolRunner {
   }
 
   private failureOf(e: unknown, state: CallState, label: string): CallError {
-    if (state.timedOut) return { code: 'timeout', message: `${label} did not finish within ${this.callTimeoutMs} ms and was stopped` };
+    if (state.timedOut) return { code: 'timeout', message: `${label} did not finish within ${state.entry.callTimeoutMs} ms and was stopped` };
     if (state.cancelled) return { code: 'cancelled', message: `${label} was cancelled` };
     if (this.closed) return { code: 'closed', message: `the tool runner closed while ${label} was running` };
     const code = (e as { code?: unknown } | null)?.code;
@@ -366,6 +402,40 @@ export class ToolRunner {
     return programs;
   }
 
+  /** Runs a forwarded host call's service and wakes the waiting worker with its envelope (http-fetch.ts). */
+  private serveHost(state: CallState | undefined, message: Extract<WorkerMessage, { kind: 'host' }>): void {
+    const { reply, flag, name } = message;
+    const service = this.hostServices.get(name);
+    if (state === undefined || state.controller.signal.aborted) {
+      answerWorker(reply, flag, { refused: `${name}: the call has ended` });
+      return;
+    }
+    if (service === undefined) {
+      answerWorker(reply, flag, { refused: `${name} is not served by this host` });
+      return;
+    }
+    const payload = state.programs.find((p) => p.name === message.harness);
+    const owner = payload === undefined ? undefined : this.owners.get(payload);
+    let answered: Promise<HostEnvelope>;
+    try {
+      answered = service({
+        name,
+        harness: message.harness,
+        tool: message.tool,
+        entry: state.entry.name,
+        context: owner?.context,
+        request: message.request,
+        signal: state.controller.signal,
+      });
+    } catch (e) {
+      answered = Promise.reject(e);
+    }
+    answered.then(
+      (envelope) => answerWorker(reply, flag, envelope),
+      (e: unknown) => answerWorker(reply, flag, { failed: `${name} failed in the host: ${e instanceof Error ? e.message : String(e)}` }),
+    );
+  }
+
   private onWorkerMessage(message: WorkerMessage): void {
     const state = this.calls.get(message.callId);
     switch (message.kind) {
@@ -374,8 +444,11 @@ export class ToolRunner {
           state.timer = setTimeout(() => {
             state.timedOut = true;
             state.controller.abort();
-          }, this.callTimeoutMs);
+          }, state.entry.callTimeoutMs);
         }
+        break;
+      case 'host':
+        this.serveHost(state, message);
         break;
       case 'reach':
         state?.tools.set(`${message.harness}.${message.tool}`, { harness: message.harness, tool: message.tool });

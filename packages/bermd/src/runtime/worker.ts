@@ -2,12 +2,12 @@
  * The piscina worker: runs one call per task, synchronously, and posts the call's logs, events and
  * nested-call reach to the main thread as they happen (so they survive the call timing out).
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, type TransferListItem } from 'node:worker_threads';
 import { Chain } from './chain.js';
 import type { Task, TaskResult, WorkerMessage } from './protocol.js';
 
-function send(message: WorkerMessage): void {
-  parentPort!.postMessage(message);
+function send(message: WorkerMessage, transfer?: TransferListItem[]): void {
+  parentPort!.postMessage(message, transfer);
 }
 
 export default function runTask(task: Task): TaskResult {

@@ -1,0 +1,164 @@
+/**
+ * Secrets the operator holds for harnesses (`--secrets FILE`). An image only names a secret, in
+ * `deps.secrets` and as `{secret:NAME}` in a request header; the value lives here, is substituted by the
+ * host when a request is sent, and is never handed to a guest, written to the log or put in an answer.
+ *
+ * The file is JSON: `{"NAME": "value"}` makes NAME available to every harness that declares it (and is
+ * granted it); `{"NAME": {"value": "...", "harnesses": ["a", "b"]}}` only to calls that enter through
+ * harness a or b. It is refused when group or others may read or write it, as ssh refuses a private key.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { isHarnessName } from './names.js';
+
+/** Secret names as `{secret:NAME}` writes them: no braces, no spaces. */
+export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+export class SecretsFileError extends Error {
+  readonly code = 'bad-secrets-file';
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretsFileError';
+  }
+}
+
+interface Entry {
+  value: string;
+  /** Undefined: every harness; otherwise the harnesses a call must enter through. */
+  harnesses?: ReadonlySet<string>;
+}
+
+/** Why a secret cannot be substituted for a call. */
+export type SecretUnavailable = 'not-provided' | 'out-of-scope';
+
+export class Secrets {
+  private readonly entries: ReadonlyMap<string, Entry>;
+  /** Values with the text each is replaced by, longest first, so a value inside another is not replaced first. */
+  private readonly masks: Array<{ value: string; mask: string }>;
+
+  private constructor(entries: Map<string, Entry>) {
+    this.entries = entries;
+    const masks: Array<{ value: string; mask: string }> = [];
+    for (const [name, entry] of entries) {
+      const mask = `[secret:${name}]`;
+      masks.push({ value: entry.value, mask });
+      // In a JSON log line a value with quotes, backslashes or control characters is written escaped.
+      const escaped = JSON.stringify(entry.value).slice(1, -1);
+      if (escaped !== entry.value) masks.push({ value: escaped, mask });
+    }
+    this.masks = masks.sort((a, b) => b.value.length - a.value.length);
+  }
+
+  static none(): Secrets {
+    return new Secrets(new Map());
+  }
+
+  /** Parses the file's text (no permission check; see `load`). */
+  static parse(text: string, where = 'the secrets file'): Secrets {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // JSON.parse's own message quotes the text around the fault, which may be a value.
+      throw new SecretsFileError(`${where} is not JSON: expected {"NAME": "value"} or {"NAME": {"value": "...", "harnesses": [...]}}`);
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new SecretsFileError(`${where} must hold a JSON object of secrets by name`);
+    }
+    const entries = new Map<string, Entry>();
+    for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
+      if (!SECRET_NAME.test(name)) throw new SecretsFileError(`${where}: secret name ${JSON.stringify(name)} is not 1 to 128 letters, digits, '_', '.' or '-'`);
+      if (typeof item === 'string') {
+        if (item === '') throw new SecretsFileError(`${where}: secret ${name} has an empty value`);
+        entries.set(name, { value: item });
+        continue;
+      }
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+        throw new SecretsFileError(`${where}: secret ${name} must be a string or {"value": string, "harnesses": [names]}`);
+      }
+      const { value: secret, harnesses, ...rest } = item as Record<string, unknown>;
+      const extra = Object.keys(rest);
+      if (extra.length > 0) throw new SecretsFileError(`${where}: secret ${name} has unknown member ${JSON.stringify(extra[0])}; only value and harnesses`);
+      if (typeof secret !== 'string' || secret === '') throw new SecretsFileError(`${where}: secret ${name} needs a non-empty string value`);
+      let scope: Set<string> | undefined;
+      if (harnesses !== undefined) {
+        if (!Array.isArray(harnesses) || harnesses.some((h) => typeof h !== 'string' || !isHarnessName(h))) {
+          throw new SecretsFileError(`${where}: secret ${name}: harnesses must be a list of harness names`);
+        }
+        scope = new Set(harnesses as string[]);
+      }
+      entries.set(name, scope === undefined ? { value: secret } : { value: secret, harnesses: scope });
+    }
+    return new Secrets(entries);
+  }
+
+  /** Reads `file`, refusing it when it is not a regular file or when group or others have any access to it. */
+  static async load(file: string): Promise<Secrets> {
+    const where = `--secrets ${file}`;
+    let info;
+    try {
+      info = await stat(file);
+    } catch (e) {
+      throw new SecretsFileError(`${where}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+    }
+    if (!info.isFile()) throw new SecretsFileError(`${where} is not a regular file`);
+    if ((info.mode & 0o077) !== 0) {
+      const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
+      throw new SecretsFileError(`${where} is accessible to group or others (mode ${mode}); it holds secret values: chmod 600 ${file}`);
+    }
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new SecretsFileError(`${where}: ${(e as Error).message}`);
+    }
+    return Secrets.parse(text, where);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  /** Whether `name` would be substituted in a call that entered through `harness`. */
+  availableTo(name: string, harness: string): boolean {
+    return typeof this.lookup(name, harness) === 'string';
+  }
+
+  /** The value of `name` for a call that entered through `harness`, or why there is none. */
+  lookup(name: string, harness: string): string | { unavailable: SecretUnavailable } {
+    const entry = this.entries.get(name);
+    if (entry === undefined) return { unavailable: 'not-provided' };
+    if (entry.harnesses !== undefined && !entry.harnesses.has(harness)) return { unavailable: 'out-of-scope' };
+    return entry.value;
+  }
+
+  /** `text` with every secret value (and its JSON-escaped form) replaced by `[secret:NAME]`. */
+  redact(text: string): string {
+    let out = text;
+    for (const { value, mask } of this.masks) {
+      if (out.includes(value)) out = out.split(value).join(mask);
+    }
+    return out;
+  }
+
+  /** Whether `text` holds any secret value. */
+  leaks(text: string): boolean {
+    return this.masks.some(({ value }) => text.includes(value));
+  }
+}
+
+/**
+ * A pino destination that passes each line through `secrets.redact` before `target` writes it: the last
+ * guard, for a value that reached a log line through an error message or a field nobody expected.
+ */
+export function redactingStream(target: { write(line: string): unknown }, secrets: Secrets): { write(line: string): boolean } {
+  return {
+    write(line: string): boolean {
+      target.write(secrets.redact(line));
+      return true;
+    },
+  };
+}
