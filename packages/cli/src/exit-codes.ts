@@ -55,6 +55,10 @@ export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   'memory-too-large': EXIT.negative,
   'bad-schema': EXIT.negative,
   'tool-name-collision': EXIT.negative,
+  // ...or refuses the bindings the deploy asked for against that image.
+  'bad-host-pattern': EXIT.negative,
+  'grant-not-declared': EXIT.negative,
+  'limit-above-daemon': EXIT.negative,
   // No harness by that name: undeploy's negative answer.
   'not-found': EXIT.negative,
   // `breaks NAME NEW`: OLD is neither a file nor a harness the daemon holds.
@@ -63,6 +67,8 @@ export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   'bad-name': EXIT.badInput,
   'bad-image': EXIT.badInput,
   'bad-request': EXIT.badInput,
+  'bad-limit': EXIT.badInput,
+  'bad-grant': EXIT.badInput,
   'bad-url': EXIT.badInput,
   'image-too-large': EXIT.badInput,
   'unsupported-media-type': EXIT.badInput,

@@ -113,7 +113,7 @@ describe('berm ls and berm undeploy', { timeout: 90_000 }, () => {
     let r = await runCli(['ls'], { bin: 'berm', env: env() });
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+TOOLS\s+DIGEST\s+DEPLOYED\s+LAST USED$/);
+    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+TOOLS\s+DIGEST\s+DEPLOYED\s+LAST USED\s+LIMITS\s+GRANTS$/);
     const rows = lines.slice(1).map((l) => l.split(/ {3,}/));
     expect(rows.map((row) => row.slice(0, 3))).toEqual([
       ['caller', '2.0.0', 'echo'],
@@ -122,6 +122,8 @@ describe('berm ls and berm undeploy', { timeout: 90_000 }, () => {
     for (const row of rows) {
       expect(row[3]).toMatch(/^[0-9a-f]{12}$/);
       expect(row[5]).toBe('never');
+      // The daemon's limits (time/memory/result), and nothing declared, so nothing granted.
+      expect(row.slice(6)).toEqual(['10s/64M/1M', '-']);
     }
 
     r = await runCli(['ls', '--json'], { bin: 'berm', env: env() });

@@ -18,6 +18,29 @@ export interface BermClientOptions {
 export interface DeployOptions {
   /** Deploy even when the new image breaks recent callers. */
   force?: boolean;
+  /** The harness's own call time limit, below the daemon's: `500ms`, `10s`, `2m`, or a number of milliseconds. */
+  timeout?: string | number;
+  /** The harness's own memory cap, below the daemon's: `16M`, `512K`, or a number of bytes. */
+  maxMemory?: string | number;
+  /** The harness's own result size limit, below the daemon's: `256K`, or a number of bytes. */
+  maxResultSize?: string | number;
+  /**
+   * What the harness is granted, when less than everything it declares: `syscall=berm.http.fetch`,
+   * `berm.http.fetch=api.example.com`, `secret=example`, or `none`. Without grants, everything declared is.
+   */
+  grants?: string[];
+}
+
+/** The deploy's query string: force and the bindings, as the daemon reads them. */
+function deployQuery(options: DeployOptions): string {
+  const query = new URLSearchParams();
+  if (options.force) query.set('force', 'true');
+  if (options.timeout !== undefined) query.set('timeout', typeof options.timeout === 'number' ? `${options.timeout}ms` : options.timeout);
+  if (options.maxMemory !== undefined) query.set('max_memory', String(options.maxMemory));
+  if (options.maxResultSize !== undefined) query.set('max_result_size', String(options.maxResultSize));
+  for (const grant of options.grants ?? []) query.append('grant', grant);
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
 }
 
 type Method = 'GET' | 'PUT' | 'DELETE';
@@ -47,7 +70,7 @@ export class BermClient {
 
   /** Deploys `bytes` as `name`; a refusal is a `BermClientError` with the daemon's code (e.g. `missing-export`). */
   async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
-    const path = `${this.harnessPath(name)}${options.force ? '?force=true' : ''}`;
+    const path = `${this.harnessPath(name)}${deployQuery(options)}`;
     const { status, body } = await this.send('PUT', path, [200, 201], {
       body: bytes,
       headers: { 'content-type': 'application/wasm' },

@@ -8,7 +8,32 @@ export type { Break };
 export interface Notice {
   code: string;
   message: string;
+  /** For `program-not-deployed`. */
   program?: string;
+  /** For `secret-not-provided`. */
+  secret?: string;
+}
+
+/** The limits a harness's calls run under: its own where its deploy set them, the daemon's elsewhere. */
+export interface HarnessLimits {
+  timeout_ms: number;
+  max_memory_bytes: number;
+  max_result_bytes: number;
+}
+
+/** Syscalls with the hosts reached through each, and secret names. */
+export interface GrantSet {
+  syscalls: Record<string, string[]>;
+  secrets: string[];
+}
+
+/** What the operator set at deploy; absent members are the defaults. */
+export interface HarnessBindings {
+  timeout_ms?: number;
+  max_memory_bytes?: number;
+  max_result_bytes?: number;
+  /** Absent: everything declared is granted. */
+  grants?: GrantSet;
 }
 
 export interface HarnessSummary {
@@ -22,6 +47,12 @@ export interface HarnessSummary {
   deployed_at: string;
   /** ISO 8601; null until a tool of the harness has run. */
   last_used_at: string | null;
+  /** The limits its calls run under. */
+  limits: HarnessLimits;
+  /** What it is granted (secret names only, never values). */
+  grants: GrantSet;
+  /** What its deploy set; `{}` when the defaults apply. */
+  bindings: HarnessBindings;
 }
 
 export interface HarnessDetail extends HarnessSummary {

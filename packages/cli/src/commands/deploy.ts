@@ -14,7 +14,11 @@ export default class Deploy extends BaseCommand {
   static summary = 'Deploy an image as a named harness.';
   static description =
     'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
-  static examples = ['<%= config.bin %> deploy echo examples/echo.wasm', 'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm'];
+  static examples = [
+    '<%= config.bin %> deploy echo examples/echo.wasm',
+    'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm',
+    '<%= config.bin %> deploy weather build/weather.wasm --timeout 5s --max-memory 16M --grant berm.http.fetch=api.example.com --grant secret=example',
+  ];
 
   static args = {
     name: Args.string({ description: 'the harness name: 1 to 64 letters, digits, _ or - (no dots)', required: true }),
@@ -24,6 +28,15 @@ export default class Deploy extends BaseCommand {
   static flags = {
     ...daemonFlags,
     force: Flags.boolean({ description: 'deploy even when the new image breaks recent callers', default: false }),
+    timeout: Flags.string({ description: "this harness's call time limit, at most the daemon's: 500ms, 10s, 2m", helpValue: 'DURATION' }),
+    'max-memory': Flags.string({ description: "this harness's guest memory cap, at most the daemon's: 16M, 512K", helpValue: 'SIZE' }),
+    'max-result-size': Flags.string({ description: "this harness's result size limit, at most the daemon's: 256K", helpValue: 'SIZE' }),
+    grant: Flags.string({
+      description:
+        'grant only what is listed (repeatable): syscall=NAME (with every host it declares), NAME=HOST[,HOST] (those hosts), secret=NAME[,NAME], or none; without --grant, everything the image declares is granted',
+      helpValue: 'GRANT',
+      multiple: true,
+    }),
   };
 
   async run(): Promise<DeployResult> {
@@ -37,7 +50,13 @@ export default class Deploy extends BaseCommand {
     const client = connect(flags.url);
     let result: DeployResult;
     try {
-      result = await client.deploy(args.name, bytes, { force: flags.force });
+      result = await client.deploy(args.name, bytes, {
+        force: flags.force,
+        timeout: flags.timeout,
+        maxMemory: flags['max-memory'],
+        maxResultSize: flags['max-result-size'],
+        grants: flags.grant,
+      });
     } catch (e) {
       // A refusal is the daemon's answer about this image: said as such, with its code and status kept.
       if (isBermClientError(e) && e.status !== undefined && e.status !== 401) {

@@ -1,4 +1,4 @@
-import type { HarnessSummary } from '@berm/client';
+import type { GrantSet, HarnessLimits, HarnessSummary } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { ago, connect, daemonFlags, shortDigest } from '../daemon.js';
@@ -6,7 +6,8 @@ import type { Paint } from '../format/paint.js';
 
 export default class Ls extends BaseCommand {
   static summary = 'List the deployed harnesses.';
-  static description = 'A table of the harnesses bermd holds: name, version, tools, digest, when deployed and when last used. With --json, the daemon\'s list as it answered it.';
+  static description =
+    'A table of the harnesses bermd holds: name, version, tools, digest, when deployed and when last used, the limits its calls run under (time/memory/result size) and what it is granted (syscalls with their hosts, secrets by name). With --json, the daemon\'s list as it answered it.';
   static examples = ['<%= config.bin %> ls', '<%= config.bin %> ls --json'];
 
   static flags = { ...daemonFlags };
@@ -26,15 +27,57 @@ export default class Ls extends BaseCommand {
 }
 
 const MAX_TOOLS_WIDTH = 40;
+const MAX_GRANTS_WIDTH = 60;
+
+function clip(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+/** `500ms`, `10s`, `2m`: the largest unit that divides the time evenly. */
+function duration(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}
+
+/** `64M`, `512K`, `1000`: as the daemon's flags take sizes. */
+function size(bytes: number): string {
+  for (const [unit, scale] of [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) {
+    if (bytes % scale === 0) return `${bytes / scale}${unit}`;
+  }
+  return String(bytes);
+}
+
+/** `10s/64M/1M`: time, memory and result size. */
+export function limitsText(limits: HarnessLimits | undefined): string {
+  if (limits === undefined) return '-';
+  return `${duration(limits.timeout_ms)}/${size(limits.max_memory_bytes)}/${size(limits.max_result_bytes)}`;
+}
+
+/** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */
+export function grantsText(grants: GrantSet | undefined): string {
+  if (grants === undefined) return '-';
+  const parts = Object.entries(grants.syscalls).map(([syscall, hosts]) => (hosts.length > 0 ? `${syscall}=${hosts.join(',')}` : `syscall=${syscall}`));
+  if (grants.secrets.length > 0) parts.push(`secret=${grants.secrets.join(',')}`);
+  return parts.length > 0 ? parts.join(' ') : '-';
+}
 
 /** The human view of `berm ls`: one aligned row per harness under a header. */
 export function renderList(list: HarnessSummary[], paint: Paint, now: Date = new Date()): string {
   if (list.length === 0) return paint.dim('no harnesses deployed');
-  const header = ['NAME', 'VERSION', 'TOOLS', 'DIGEST', 'DEPLOYED', 'LAST USED'];
+  const header = ['NAME', 'VERSION', 'TOOLS', 'DIGEST', 'DEPLOYED', 'LAST USED', 'LIMITS', 'GRANTS'];
   const rows = list.map((h) => {
-    let tools = h.tools.join(', ');
-    if (tools.length > MAX_TOOLS_WIDTH) tools = `${tools.slice(0, MAX_TOOLS_WIDTH - 1)}…`;
-    return [h.name, h.version || '-', tools || '-', shortDigest(h.digest), ago(h.deployed_at, now), ago(h.last_used_at, now)];
+    const tools = clip(h.tools.join(', '), MAX_TOOLS_WIDTH);
+    return [
+      h.name,
+      h.version || '-',
+      tools || '-',
+      shortDigest(h.digest),
+      ago(h.deployed_at, now),
+      ago(h.last_used_at, now),
+      limitsText(h.limits),
+      clip(grantsText(h.grants), MAX_GRANTS_WIDTH),
+    ];
   });
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('   ');
