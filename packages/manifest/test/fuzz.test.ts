@@ -8,18 +8,7 @@ import { Manifest, ManifestError, readManifestFile, type ManifestErrorCode } fro
 import { buildElf, elfLayout } from '../../../test/helpers/elf.js';
 import { buildImage, sampleManifest } from '../../../test/helpers/wat.js';
 import { concat, encoder, withSection } from './support.js';
-
-/** mulberry32: a small seeded generator, so every run mutates the same way. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as prng } from '../../../test/helpers/random.js';
 
 const CODES: readonly ManifestErrorCode[] = ['not-an-image', 'component-not-supported', 'truncated', 'no-manifest', 'bad-record', 'invalid-manifest', 'bad-module'];
 

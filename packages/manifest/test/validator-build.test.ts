@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Manifest, ManifestError, manifestSchema } from '@berm/manifest';
 import { AJV_OPTIONS, outputFile, validatorSource } from '../scripts/build-validator.js';
 import { sampleManifest } from '../../../test/helpers/wat.js';
+import { seededRandom as prng } from '../../../test/helpers/random.js';
 
 interface Check {
   (data: unknown): boolean;
@@ -20,18 +21,6 @@ const generated = (await import(pathToFileURL(outputFile).href)) as { validate: 
 async function compiledAtRunTime(): Promise<Check> {
   const { Ajv2020 } = await import('ajv/dist/2020.js');
   return new Ajv2020({ ...AJV_OPTIONS }).compile(manifestSchema) as Check;
-}
-
-/** mulberry32: seeded, so every run checks the same documents. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Values that break the manifest or the schemas inside it in the ways the meta-schema checks. */

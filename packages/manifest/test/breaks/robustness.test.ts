@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BREAK_CODES, breaks, isManifestError, type Break, type JsonSchema, type ManifestData } from '@berm/manifest';
 import { manifest, tool } from './support.js';
+import { seededRandom as random } from '../../../../test/helpers/random.js';
 
 function withResult(returns: JsonSchema): ManifestData {
   return manifest({ tools: [tool('t', { returns })] });
@@ -36,18 +37,6 @@ describe('breaks: schemas chained deeper than can be compared', () => {
     expect(found.map((b) => [b.code, b.path])).toEqual([['type-changed', `/returns${'/properties/next'.repeat(100)}`]]);
   });
 });
-
-/** A small seeded generator (mulberry32), so a failure names the seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TYPES = ['null', 'boolean', 'object', 'array', 'number', 'integer', 'string', 'bogus'];
 const FORMATS = ['int32', 'uint32', 'int64', 'uint8', 'uint', 'float', 'double', 'date-time', 'email', 'nope'];

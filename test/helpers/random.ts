@@ -1,0 +1,15 @@
+/**
+ * A small seeded generator (mulberry32) returning numbers in [0, 1). Tests that mutate or
+ * generate inputs use it instead of Math.random, so every run is the same and a failure
+ * names the seed that reproduces it.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
