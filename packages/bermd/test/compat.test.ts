@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
-import { BermdError, describeWindow, digestOf, parseOptions, parseWindow, Registry, usedWithin, type RegistryOptions } from 'bermd';
+import { BermdError, describeWindow, type GatedBreak, digestOf, parseOptions, parseWindow, Registry, usedWithin, type RegistryOptions } from 'bermd';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, tempDir } from './daemon.js';
 
@@ -37,6 +37,13 @@ async function refusal(p: Promise<unknown>): Promise<BermdError> {
     return e as BermdError;
   }
   throw new Error('expected the deploy to be refused');
+}
+
+/** The breaks a 409 lists: those that refused the deploy, and those only reported. */
+async function gateRefusal(p: Promise<unknown>): Promise<{ message: string; breaks: GatedBreak[]; reported: GatedBreak[] }> {
+  const error = await refusal(p);
+  expect(error.code).toBe('breaks-callers');
+  return error.toBody().error as unknown as { message: string; breaks: GatedBreak[]; reported: GatedBreak[] };
 }
 
 /** A manifest with an event `alert` whose field `level` is always present (or, with `optional`, not). */
@@ -91,8 +98,7 @@ describe('the compatibility gate', () => {
     await registry.deploy('h', await harnessImage(manifestWithTools(['a', 'b', 'c'])));
     registry.recordUse('h', { tool: 'b' });
     now += DAY;
-    const error = await refusal(registry.deploy('h', await harnessImage(manifestWithTools([]))));
-    const body = error.toBody().error as { breaks: { tool: string; used: boolean; last_used_at: string | null }[]; reported: typeof body.breaks };
+    const body = await gateRefusal(registry.deploy('h', await harnessImage(manifestWithTools([]))));
     expect(body.breaks.map((b) => [b.tool, b.used, b.last_used_at])).toEqual([['b', true, iso(T0)]]);
     expect(body.reported.map((b) => [b.tool, b.used, b.last_used_at])).toEqual([
       ['a', false, null],
@@ -113,11 +119,11 @@ describe('the compatibility gate', () => {
     registry.recordUse('h', { tool: 'echo' });
     registry.recordUse('h', { event: 'alert' });
     now += 10 * DAY;
-    const error = await refusal(registry.deploy('h', await harnessImage(withAlert(['echo'], true))));
-    expect((error.toBody().error as { breaks: unknown[] }).breaks).toEqual([
+    const body = await gateRefusal(registry.deploy('h', await harnessImage(withAlert(['echo'], true))));
+    expect(body.breaks).toEqual([
       expect.objectContaining({ code: 'field-no-longer-always-present', event: 'alert', path: '/fields/properties/level', last_used_at: iso(T0), used: true }),
     ]);
-    expect(error.message).toContain('1 break in event alert');
+    expect(body.message).toContain('1 break in event alert');
     await registry.close();
   });
 
@@ -204,8 +210,8 @@ describe('the compatibility gate', () => {
 
     now = T0 + 29 * DAY;
     const second = await open();
-    const error = await refusal(second.deploy('h', await harnessImage(manifestWithTools([]))));
-    expect((error.toBody().error as { breaks: { last_used_at: string }[] }).breaks[0]!.last_used_at).toBe(iso(T0));
+    const body = await gateRefusal(second.deploy('h', await harnessImage(manifestWithTools([]))));
+    expect(body.breaks[0]!.last_used_at).toBe(iso(T0));
     await second.close();
   });
 });
