@@ -251,10 +251,10 @@ describe('berm.http.fetch', () => {
   });
 
   it('stops a call at its harness\'s own time limit while the server holds the request, aborts the request, and other calls go on', async () => {
-    await client.deploy('slowpoke', (await httpImage({ fetch: [api] })).bytes, { timeout: '1s' });
+    await client.deploy('slowpoke', (await httpImage({ fetch: [api] })).bytes, { timeout: '2s' });
     const detail = JSON.parse(await getText(`${d.url}/harnesses/slowpoke`));
-    expect(detail.limits.timeout_ms).toBe(1000);
-    expect(detail.bindings).toEqual({ timeout_ms: 1000 });
+    expect(detail.limits.timeout_ms).toBe(2000);
+    expect(detail.bindings).toEqual({ timeout_ms: 2000 });
 
     const before = remote.seen.length;
     const slow = callTool(c, 'slowpoke.fetch', { url: `http://${api}/slow` });
@@ -271,8 +271,8 @@ describe('berm.http.fetch', () => {
 
     const stopped = await slow;
     expect(stopped.isError).toBe(true);
-    // 1000 ms is the harness's own limit; the daemon's is 10 s.
-    expect(textOf(stopped)).toBe('slowpoke.fetch did not finish within 1000 ms and was stopped');
+    // 2000 ms is the harness's own limit; the daemon's is 10 s.
+    expect(textOf(stopped)).toBe('slowpoke.fetch did not finish within 2000 ms and was stopped');
     expect(stopped._meta).toEqual({ 'berm/error': { code: 'timeout' } });
     // The request under way was aborted with the call: the server sees its client go.
     await held.aborted;
