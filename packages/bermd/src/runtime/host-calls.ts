@@ -2,9 +2,10 @@
  * The host calls a guest can import, keyed by dotted name (`module.field`, spec §4). Each one takes the
  * parsed JSON request and answers an envelope; the worker does the memory plumbing around it.
  *
- * The ABI's own three are served here. A syscall beyond the ABI (`berm.http.fetch`, ...) plugs in as one
- * more entry: the deploy checks consult `SERVED_HOST_CALLS` (through the operator's list of enabled
- * syscalls), and a guest importing a name absent from this table is never instantiated.
+ * The ABI's own three are served here. A syscall beyond the ABI plugs in as one more entry: the HTTP
+ * syscalls' entries forward the request to the main thread (http-fetch.ts), where the runner's
+ * `hostServices` serve it. Which syscalls a daemon serves is the operator's choice (`--serve`), which the
+ * deploy checks enforce; a guest importing a name absent from this table is never instantiated.
  */
 import { isPlainObject } from './guest-memory.js';
 import type { Chain, LoadedProgram } from './chain.js';
