@@ -2,7 +2,7 @@
 // Both modules share one prelude: constants below address 1024, a bump `berm_alloc` above it that grows
 // memory as it goes and traps when it cannot, and `$put`, which appends bytes to the value being built
 // (a builder is just consecutive allocations, which a bump allocator keeps contiguous).
-import type { ManifestData } from '@berm/manifest';
+import type { JsonSchema, ManifestData } from '@berm/manifest';
 import { buildImage, sampleManifest } from './wat.js';
 
 /** WAT string literal for `data` (text is UTF-8 encoded): quotes, backslashes and non-ASCII bytes escaped. */
@@ -157,7 +157,7 @@ export function basicWat(options: BasicOptions = {}): string {
 
 const anyObject = { type: 'object' };
 
-function tool(name: string, description: string, args: object = anyObject): ManifestData['tools'][number] {
+function tool(name: string, description: string, args: JsonSchema = anyObject): ManifestData['tools'][number] {
   return { name, description, arguments: args };
 }
 
