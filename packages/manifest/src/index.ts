@@ -5,3 +5,5 @@ export { writeManifestSection, manifestRecords, customSection, SECTION_NAME, typ
 export { ABI_VERSION, type JsonSchema, type ToolSpec, type EventSpec, type Deps, type ManifestData } from './types.js';
 export { readManifestFile } from './file.js';
 export { manifestSchema } from './schema.js';
+export { readU32, readU64, encodeU32 } from './leb128.js';
+export { moduleSections, sectionFrame, customSectionName, MAX_SECTION_HEADER, type SectionFrame } from './wasm-sections.js';

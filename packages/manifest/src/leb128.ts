@@ -1,25 +1,52 @@
 import { ManifestError } from './errors.js';
 
-/** Decodes an unsigned LEB128 u32 at `offset`; `end` bounds the read so a hostile length cannot run past its frame. */
+/*
+ * Unsigned LEB128, the integer encoding of every count, index and size in a WebAssembly binary.
+ * The readers take an `end` that bounds the read, so a hostile length cannot run past its frame,
+ * and they refuse encodings longer than the type allows instead of wrapping around.
+ */
+
+/**
+ * Decodes an unsigned LEB128 u32 at `offset`. Throws `ManifestError` `truncated` when the bytes
+ * end (at `end`) inside it and `bad-module` when it does not fit in 32 bits; both carry `offset`.
+ */
 export function readU32(bytes: Uint8Array, offset: number, end: number = bytes.length): { value: number; next: number } {
+  const read = peekU32(bytes, offset, end);
+  if (read === 'incomplete') {
+    throw new ManifestError('truncated', `LEB128 integer at byte ${offset} runs past the end of its frame`, { offset });
+  }
+  if (read === 'overlong') {
+    throw new ManifestError('bad-module', `LEB128 integer at byte ${offset} does not fit in 32 bits`, { offset });
+  }
+  return read;
+}
+
+/**
+ * Decodes an unsigned LEB128 u64 (up to 10 bytes) at `offset`, for the fields memory64 widens
+ * (memory limits). The value is a `number`: exact up to 2^53 - 1 and rounded above, which is enough
+ * for sizes that are only compared or skipped. Throws like `readU32`.
+ */
+export function readU64(bytes: Uint8Array, offset: number, end: number = bytes.length): { value: number; next: number } {
   let result = 0;
-  let shift = 0;
+  let scale = 1;
   let pos = offset;
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 10; i++) {
     if (pos >= end) {
       throw new ManifestError('truncated', `LEB128 integer at byte ${offset} runs past the end of its frame`, { offset });
     }
     const byte = bytes[pos++]!;
-    if (i === 4 && byte > 0x0f) {
-      throw new ManifestError('not-an-image', `LEB128 integer at byte ${offset} does not fit in 32 bits`, { offset });
+    if (i === 9 && byte > 0x01) {
+      throw new ManifestError('bad-module', `LEB128 integer at byte ${offset} does not fit in 64 bits`, { offset });
     }
-    result += (byte & 0x7f) * 2 ** shift;
-    shift += 7;
+    result += (byte & 0x7f) * scale;
+    scale *= 128;
     if ((byte & 0x80) === 0) return { value: result, next: pos };
   }
-  throw new ManifestError('not-an-image', `LEB128 integer at byte ${offset} is longer than 5 bytes`, { offset });
+  // Unreachable: a tenth byte that continues is above 0x01.
+  throw new ManifestError('bad-module', `LEB128 integer at byte ${offset} does not fit in 64 bits`, { offset });
 }
 
+/** The shortest LEB128 encoding of the u32 `value`; a value that is not a u32 is a `RangeError` (a caller's bug, not bad input). */
 export function encodeU32(value: number): Uint8Array {
   if (!Number.isInteger(value) || value < 0 || value > 0xffffffff) throw new RangeError(`not a u32: ${value}`);
   const out: number[] = [];
@@ -50,5 +77,6 @@ export function peekU32(
     result += (byte & 0x7f) * 2 ** (7 * i);
     if ((byte & 0x80) === 0) return { value: result, next: pos };
   }
+  // Unreachable: a fifth byte that continues is above 0x0f.
   return 'overlong';
 }
