@@ -1,12 +1,13 @@
 import { ManifestError } from './errors.js';
-import { encodeU32, readU32 } from './leb128.js';
+import { encodeU32 } from './leb128.js';
 import type { EventSpec, ManifestData } from './types.js';
+import { customSectionName, moduleSections, type SectionFrame } from './wasm-sections.js';
 
 export const SECTION_NAME = '.berm.abi';
 
 const WASM_HEADER = Uint8Array.of(0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00);
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const NAME = encoder.encode(SECTION_NAME);
 
 /** Splits a merged manifest into the records a linker would have joined: the program's, then one per event. */
 export function manifestRecords(manifest: ManifestData): string[] {
@@ -51,22 +52,9 @@ export function writeManifestSection(
   const texts = Array.isArray(records) ? (records as readonly string[]) : manifestRecords(records as ManifestData);
   const payload = encoder.encode(texts.join(options.separator ?? '\n'));
   const kept: Uint8Array[] = [module.subarray(0, 8)];
-  let pos = 8;
-  while (pos < module.length) {
-    const start = pos;
-    const id = module[pos++]!;
-    const { value: size, next } = readU32(module, pos);
-    const end = next + size;
-    if (end > module.length) {
-      throw new ManifestError('truncated', `section at byte ${start} claims ${size} bytes, past the end of the module`, { offset: start });
-    }
-    let drop = false;
-    if (id === 0) {
-      const name = readU32(module, next, end);
-      drop = decoder.decode(module.subarray(name.next, name.next + name.value)) === SECTION_NAME;
-    }
-    if (!drop) kept.push(module.subarray(start, end));
-    pos = end;
+  for (const section of moduleSections(module)) {
+    if (section.id === 0 && isManifestSection(module, section)) continue;
+    kept.push(module.subarray(section.start, section.bodyEnd));
   }
   kept.push(customSection(SECTION_NAME, payload));
   const total = kept.reduce((n, part) => n + part.length, 0);
@@ -74,4 +62,10 @@ export function writeManifestSection(
   let p = 0;
   for (const part of kept) { out.set(part, p); p += part.length; }
   return out;
+}
+
+/** Whether the custom section `section` is named `.berm.abi`, compared as bytes as the reader does. */
+function isManifestSection(module: Uint8Array, section: SectionFrame): boolean {
+  const { nameStart, nameEnd } = customSectionName(module, section);
+  return nameEnd - nameStart === NAME.length && NAME.every((b, i) => module[nameStart + i] === b);
 }
