@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
-import { FAIL_MESSAGE, FORECAST_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
+import { FAIL_MESSAGE, FORECAST_LOG, SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
 import { connect, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
@@ -310,6 +310,37 @@ describe('bermd /mcp', () => {
     }
   });
 
+  it('stops a call its client cancels', async () => {
+    const controller = new AbortController();
+    const spinning = c.client.callTool({ name: 'relay.spin', arguments: {} }, undefined, { signal: controller.signal }).catch((e: unknown) => e);
+    await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'relay');
+    controller.abort('enough');
+    expect(await spinning).toBeInstanceOf(Error);
+    // Logged once the runtime has answered the call as cancelled, which it does after stopping the guest.
+    await d.waitForLog((e) => e.msg === 'call cancelled by its caller' && e.harness === 'relay' && e.tool === 'spin');
+    expect(valueOf(await call(c, 'basic.echo', { after: 'cancel' }))).toEqual({ after: 'cancel' });
+  });
+
+  it('answers tools/call sent in a batch or with unusual headers through the SDK transport, with the same result', async () => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': c.transport.sessionId! };
+    const res = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 'b1', method: 'tools/call', params: { name: 'sample.echo', arguments: { query: 'batched' } } }]),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const data = (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+    expect(data).toEqual([
+      { jsonrpc: '2.0', id: 'b1', result: { content: [{ type: 'text', text: '{"query":"batched"}' }], structuredContent: { query: 'batched' } } },
+    ]);
+    // What the transport refuses, the fast path does not answer either.
+    const single = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'basic.echo', arguments: {} } });
+    expect((await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: single })).status).toBe(406);
+    expect((await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: single })).status).toBe(415);
+    expect((await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '1999-01-01' }, body: single })).status).toBe(400);
+  });
+
   it('refuses requests without a live session, from foreign origins, and after a session ends', async () => {
     const initialize = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -340,7 +371,7 @@ describe('bermd /mcp', () => {
     expect(await d.stop()).toBe(0);
     expect(d.log().some((e) => e.msg === 'stopped')).toBe(true);
     const relay = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'relay.json'), 'utf8')) as { used: { tools: Record<string, string>; events: Record<string, string> } };
-    expect(Object.keys(relay.used.tools).sort()).toEqual(['call', 'chain', 'emit', 'forecast', 'log']);
+    expect(Object.keys(relay.used.tools).sort()).toEqual(['call', 'chain', 'emit', 'forecast', 'log', 'spin']);
     expect(Object.keys(relay.used.events)).toEqual(['reading']);
     const inner = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'inner.json'), 'utf8')) as { used: { tools: Record<string, string> } };
     expect(Object.keys(inner.used.tools).sort()).toEqual(['echo', 'fail', 'trap']);

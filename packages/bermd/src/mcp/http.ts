@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { answerFastCall, cancelledIds, fastCallOf } from './fast-call.js';
 import type { McpSessions, Session } from './sessions.js';
 
 export const MCP_PATH = '/mcp';
@@ -85,6 +86,8 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOption
     const res = reply.raw;
     session.active++;
     session.lastSeen = Date.now();
+    const call = request.method === 'POST' && typeof id === 'string' ? fastCallOf(body, request.headers) : undefined;
+    if (request.method === 'POST') sessions.cancel(session, cancelledIds(body));
     if (request.method === 'GET') {
       // The transport registers the stream before it writes the headers, so once they are written,
       // messages sent to the session reach this stream.
@@ -99,8 +102,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOption
         return result;
       } as typeof res.writeHead;
     }
-    const done = session.transport
-      .handleRequest(request.raw, res, body)
+    const done = (call !== undefined ? answerFastCall(sessions.core, session, call, res) : session.transport.handleRequest(request.raw, res, body))
       .catch((e: unknown) => {
         request.log.error({ err: e }, 'mcp request failed');
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });

@@ -77,6 +77,39 @@ export function toolResult(tool: CatalogTool, outcome: CallOutcome): CallToolRes
   return { content: [{ type: 'text', text }], structuredContent: outcome.ok as Record<string, unknown> };
 }
 
+/** How a call's own notifications reach its caller. */
+export interface CallChannel {
+  signal: AbortSignal;
+  notify(message: EventMessage): Promise<void>;
+}
+
+/**
+ * `tools/call`, shared by the session's server and the HTTP fast path (`fast-call.ts`): looks the whole
+ * name up, runs the tool, records what it reached, and answers the tool result. An unknown name is a
+ * protocol error (`McpError`, invalid params).
+ */
+export async function callTool(core: McpCore, state: SessionState, name: string, args: unknown, channel: CallChannel): Promise<CallToolResult> {
+  const tool = core.catalog.lookup(name);
+  if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
+    signal: channel.signal,
+    onEmit: ({ harness, tool: emitter, event, fields }) => {
+      core.logger.info({ harness, tool: emitter, event, fields }, 'event');
+      const message: EventMessage = { level: EVENT_LOG_LEVEL, logger: harness, data: { event, fields, tool: emitter } };
+      if (wantsLog(state, EVENT_LOG_LEVEL)) {
+        channel.notify(message).catch((e: unknown) => {
+          core.logger.debug({ err: e, harness, event }, 'could not send an event to its caller');
+        });
+      }
+      core.broadcastEvent(message, state);
+    },
+  });
+  if ('error' in outcome && outcome.error.code === 'cancelled') core.logger.info({ harness: tool.harness, tool: tool.tool }, 'call cancelled by its caller');
+  for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
+  for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
+  return toolResult(tool, outcome);
+}
+
 /** The MCP server of one session. */
 export function buildMcpServer(core: McpCore, state: SessionState = {}): Server {
   const server = new Server(
@@ -89,28 +122,13 @@ export function buildMcpServer(core: McpCore, state: SessionState = {}): Server 
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: core.catalog.tools() }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name } = request.params;
-    const tool = core.catalog.lookup(name);
-    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const outcome = await core.call(tool.harness, tool.tool, request.params.arguments ?? {}, {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(core, state, request.params.name, request.params.arguments, {
       signal: extra.signal,
-      onEmit: ({ harness, tool: emitter, event, fields }) => {
-        core.logger.info({ harness, tool: emitter, event, fields }, 'event');
-        const message: EventMessage = { level: EVENT_LOG_LEVEL, logger: harness, data: { event, fields, tool: emitter } };
-        // Sent with the call, on its response stream, so the caller sees it before the result.
-        if (wantsLog(state, EVENT_LOG_LEVEL)) {
-          extra.sendNotification({ method: 'notifications/message', params: message }).catch((e: unknown) => {
-            core.logger.debug({ err: e, harness, event }, 'could not send an event to its caller');
-          });
-        }
-        core.broadcastEvent(message, state);
-      },
-    });
-    for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
-    for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
-    return toolResult(tool, outcome);
-  });
+      // Sent with the call, on its response stream, so the caller sees it before the result.
+      notify: (message) => extra.sendNotification({ method: 'notifications/message', params: message }),
+    }),
+  );
 
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: core.catalog.resources() }));
 

@@ -10,14 +10,16 @@
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
 
 /** A session with no request under way and no stream open for this long is closed, so clients that vanish without a DELETE do not pile up. */
 export const SESSION_IDLE_MS = 30 * 60 * 1000;
 const SWEEP_MS = 60 * 1000;
 
-export class Session implements SessionState {
+export class Session implements SessionState, FastCallSession {
   level?: SessionState['level'];
+  readonly calls = new Map<RequestId, AbortController>();
   readonly transport: StreamableHTTPServerTransport;
   readonly server: Server;
   /** The GET stream is open: server-initiated messages can be sent now. */
@@ -40,11 +42,15 @@ export class Session implements SessionState {
   get id(): string | undefined {
     return this.transport.sessionId;
   }
+
+  get state(): SessionState {
+    return this;
+  }
 }
 
 export class McpSessions {
   private readonly sessions = new Map<string, Session>();
-  private readonly core: McpCore;
+  readonly core: McpCore;
   private readonly sweeper: NodeJS.Timeout;
   private closing = false;
 
@@ -106,11 +112,17 @@ export class McpSessions {
     }
   }
 
+  /** Aborts the fast-path calls of `session` that a `notifications/cancelled` names. */
+  cancel(session: Session, ids: RequestId[]): void {
+    for (const id of ids) session.calls.get(id)?.abort();
+  }
+
   /** Closes every session (ending their streams) and stops the idle sweep. */
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweeper);
     await Promise.allSettled([...this.sessions.values()].map((s) => s.server.close()));
+    for (const s of this.sessions.values()) for (const call of s.calls.values()) call.abort();
     this.sessions.clear();
   }
 
