@@ -3,6 +3,7 @@
 // Also: what instantiating a guest costs per call, and what one level of berm.call adds.
 // Build first: npx tsc -b packages/bermd. Run: node bench/mcp.js
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -129,9 +130,21 @@ async function session(url) {
   };
 }
 
-async function measure(label, calls, concurrency, callers, once) {
+/** CPU time (user + system, µs) a process has used, all threads or (`tid`) one; Linux only, else 0. */
+function cpuUs(pid, tid) {
+  try {
+    const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}
+
+async function measure(label, calls, concurrency, callers, once, pid) {
   let next = 0;
   const latencies = [];
+  const cpu0 = pid === undefined ? 0 : cpuUs(pid);
+  const main0 = pid === undefined ? 0 : cpuUs(pid, pid);
   const start = performance.now();
   await Promise.all(Array.from({ length: concurrency }, async (_, i) => {
     const caller = callers[i % callers.length];
@@ -144,7 +157,8 @@ async function measure(label, calls, concurrency, callers, once) {
   const ms = performance.now() - start;
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { label, perSecond: calls / (ms / 1000), p50: at(0.5), p99: at(0.99), perCallUs: (ms * 1000) / calls };
+  const cpu = pid === undefined ? undefined : { all: (cpuUs(pid) - cpu0) / calls, main: (cpuUs(pid, pid) - main0) / calls };
+  return { label, perSecond: calls / (ms / 1000), p50: at(0.5), p99: at(0.99), perCallUs: (ms * 1000) / calls, cpu };
 }
 
 async function repeat(fn) {
@@ -174,6 +188,7 @@ async function startBermd(args = []) {
   const url = await started(child, /bermd listening on (http:\/\/\S+) /);
   return {
     url,
+    pid: child.pid,
     async stop() {
       const done = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -208,6 +223,7 @@ async function startBare() {
   const url = await started(child, /bare listening on (http:\/\/\S+) /);
   return {
     url,
+    pid: child.pid,
     async stop() {
       const done = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -235,8 +251,8 @@ await measure('warm-up', 500, CONCURRENCY, bareCallers, (c) => c('echo.echo', AR
 const rows = [];
 const bareSerial = await repeat(() => measure('bare server, 1 in flight', CALLS / 2, 1, bareCallers, (c) => c('echo.echo', ARGS)));
 const mcpSerial = await repeat(() => measure('bermd /mcp echo, 1 in flight', CALLS / 2, 1, mcpCallers, (c) => c('echo.echo', ARGS)));
-const bareParallel = await repeat(() => measure(`bare server, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, bareCallers, (c) => c('echo.echo', ARGS)));
-const mcpParallel = await repeat(() => measure(`bermd /mcp echo, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, mcpCallers, (c) => c('echo.echo', ARGS)));
+const bareParallel = await repeat(() => measure(`bare server, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, bareCallers, (c) => c('echo.echo', ARGS), bare.pid));
+const mcpParallel = await repeat(() => measure(`bermd /mcp echo, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, mcpCallers, (c) => c('echo.echo', ARGS), bermd.pid));
 rows.push(bareSerial, mcpSerial, bareParallel, mcpParallel);
 await bare.stop();
 await bermd.stop();
@@ -274,6 +290,10 @@ console.log('');
 console.log(`bermd / bare throughput, ${CONCURRENCY} in flight:   ${(mcpParallel.perSecond / bareParallel.perSecond).toFixed(2)} (target >= 0.33)`);
 console.log(`bermd / bare throughput, 1 in flight:    ${(mcpSerial.perSecond / bareSerial.perSecond).toFixed(2)}`);
 console.log(`bermd p50, 1 in flight:                  ${mcpSerial.p50.toFixed(3)} ms (target < 2 ms)`);
+if (mcpParallel.cpu && mcpParallel.cpu.all > 0) {
+  // CPU per call is steadier than throughput on a shared machine, and says where the time goes.
+  console.log(`server CPU per call, ${CONCURRENCY} in flight:    bare ${bareParallel.cpu.all.toFixed(0)} µs; bermd ${mcpParallel.cpu.all.toFixed(0)} µs (main thread ${mcpParallel.cpu.main.toFixed(0)} µs, tool workers ${(mcpParallel.cpu.all - mcpParallel.cpu.main).toFixed(0)} µs)`);
+}
 console.log(`instantiate + call:                      ${(instantiation.perCallUs).toFixed(1)} µs per call`);
 console.log(`one berm.call level (p50 slope):         ${(perLevelMs * 1000).toFixed(0)} µs`);
 agent.destroy();
