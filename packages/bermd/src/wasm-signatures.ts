@@ -7,6 +7,8 @@
  * walked here. It runs after `WebAssembly.compile` accepted the module, so a structure it does not
  * know is a feature it does not model, not a malformed file.
  */
+import { isManifestError, moduleSections, readU64 } from '@berm/manifest';
+
 export type ValType = 'i32' | 'i64' | 'f32' | 'f64' | 'v128' | 'funcref' | 'externref';
 
 export interface FuncType {
@@ -62,18 +64,11 @@ class Reader {
     return this.bytes[this.pos++]!;
   }
 
-  /** Unsigned LEB128. Up to 10 bytes so memory64 limits read too; values past 2^53 never occur in the fields kept. */
+  /** Unsigned LEB128 up to 10 bytes, so memory64 limits read too; values past 2^53 never occur in the fields kept. */
   uleb(): number {
-    const start = this.pos;
-    let result = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i++) {
-      const b = this.byte();
-      result += (b & 0x7f) * scale;
-      if ((b & 0x80) === 0) return result;
-      scale *= 128;
-    }
-    throw new SignatureReadError('LEB128 integer longer than 10 bytes', start);
+    const { value, next } = readU64(this.bytes, this.pos, this.end);
+    this.pos = next;
+    return value;
   }
 
   name(): string {
@@ -98,20 +93,29 @@ class Reader {
   }
 }
 
+/**
+ * The signatures of the imports and exports of the module `bytes`. Throws `SignatureReadError` for
+ * a structure it does not model (or bytes it cannot frame), and nothing else for bad bytes.
+ */
 export function readSignatures(bytes: Uint8Array): ModuleSignatures {
+  try {
+    return walkSections(bytes);
+  } catch (e) {
+    // Frames and LEB128 integers are read by @berm/manifest, which refuses in its own terms;
+    // the deploy checks answer a SignatureReadError, so that is what leaves here.
+    if (isManifestError(e)) throw new SignatureReadError(e.message, e.offset ?? 0);
+    throw e;
+  }
+}
+
+function walkSections(bytes: Uint8Array): ModuleSignatures {
   const types: FuncType[] = [];
   const funcTypes: number[] = [];
   const imports: ImportEntry[] = [];
   const rawExports: { name: string; kind: ExternKind; index: number }[] = [];
 
-  const top = new Reader(bytes, 8, bytes.length);
-  while (top.pos < bytes.length) {
-    const id = top.byte();
-    const size = top.uleb();
-    const start = top.pos;
-    const end = start + size;
-    if (end > bytes.length) throw new SignatureReadError(`section ${id} runs past the end of the module`, start);
-    const r = new Reader(bytes, start, end);
+  for (const { id, bodyStart, bodyEnd } of moduleSections(bytes)) {
+    const r = new Reader(bytes, bodyStart, bodyEnd);
     if (id === 1) {
       for (let n = r.uleb(); n > 0; n--) {
         const at = r.pos;
@@ -153,7 +157,6 @@ export function readSignatures(bytes: Uint8Array): ModuleSignatures {
         rawExports.push({ name, kind, index: r.uleb() });
       }
     }
-    top.pos = end;
   }
 
   const exports = rawExports.map(({ name, kind, index }): ExportEntry => {
