@@ -10,6 +10,7 @@
  * and the host never allocates past the cap. The edit is exact and small: one section's limits are
  * re-encoded and its size prefix adjusted; every other byte is kept.
  */
+import { encodeU32, isManifestError, moduleSections, readU32, type SectionFrame } from '@berm/manifest';
 import { RunnerError } from './errors.js';
 
 export const WASM_PAGE_BYTES = 65536;
@@ -17,27 +18,6 @@ const SECTION_MEMORY = 5;
 const FLAG_HAS_MAX = 0x01;
 const FLAG_SHARED = 0x02;
 const FLAG_MEMORY64 = 0x04;
-
-function readU32(bytes: Uint8Array, offset: number, end: number): { value: number; next: number } {
-  let value = 0;
-  for (let i = 0, pos = offset; i < 5; i++, pos++) {
-    if (pos >= end) throw new RunnerError('bad-module', `LEB128 integer at byte ${offset} runs past the end of its section`);
-    const byte = bytes[pos]!;
-    if (i === 4 && byte > 0x0f) throw new RunnerError('bad-module', `LEB128 integer at byte ${offset} does not fit in 32 bits`);
-    value += (byte & 0x7f) * 2 ** (7 * i);
-    if ((byte & 0x80) === 0) return { value, next: pos + 1 };
-  }
-  throw new RunnerError('bad-module', `LEB128 integer at byte ${offset} is longer than 5 bytes`);
-}
-
-function writeU32(out: number[], value: number): void {
-  do {
-    let byte = value & 0x7f;
-    value = Math.floor(value / 128);
-    if (value !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (value !== 0);
-}
 
 function mib(pages: number): string {
   const bytes = pages * WASM_PAGE_BYTES;
@@ -67,37 +47,37 @@ export function capMemory(bytes: Uint8Array, maxBytes: number): Uint8Array {
   if (bytes[4] !== 1 || bytes[5] !== 0 || bytes[6] !== 0 || bytes[7] !== 0) {
     throw new RunnerError('bad-module', 'not a wasm core module of version 1 (a component, or a future binary format)');
   }
-  let pos = 8;
-  while (pos < bytes.length) {
-    const sectionStart = pos;
-    const id = bytes[pos]!;
-    const size = readU32(bytes, pos + 1, bytes.length);
-    const bodyStart = size.next;
-    const bodyEnd = bodyStart + size.value;
-    if (bodyEnd > bytes.length) throw new RunnerError('bad-module', `section ${id} at byte ${sectionStart} runs past the end of the module`);
-    if (id === SECTION_MEMORY) {
-      const body = rewriteMemorySection(bytes, bodyStart, bodyEnd, cap);
-      if (body === null) return bytes;
-      const header: number[] = [SECTION_MEMORY];
-      writeU32(header, body.length);
-      const out = new Uint8Array(sectionStart + header.length + body.length + (bytes.length - bodyEnd));
-      out.set(bytes.subarray(0, sectionStart), 0);
-      out.set(header, sectionStart);
-      out.set(body, sectionStart + header.length);
-      out.set(bytes.subarray(bodyEnd), sectionStart + header.length + body.length);
-      return out;
+  try {
+    for (const section of moduleSections(bytes)) {
+      if (section.id === SECTION_MEMORY) return withMemorySection(bytes, section, cap);
     }
-    pos = bodyEnd;
+    return bytes;
+  } catch (e) {
+    // Frames and LEB128 integers are read by @berm/manifest, which refuses in its own terms; the
+    // runtime's callers branch on RunnerError, and for them unreadable bytes are a bad module.
+    if (isManifestError(e)) throw new RunnerError('bad-module', e.message);
+    throw e;
   }
-  return bytes;
+}
+
+/** `bytes` with the memory section `section` rewritten to capped limits, or `bytes` itself when none change. */
+function withMemorySection(bytes: Uint8Array, { start, bodyStart, bodyEnd }: SectionFrame, cap: number): Uint8Array {
+  const body = rewriteMemorySection(bytes, bodyStart, bodyEnd, cap);
+  if (body === null) return bytes;
+  const header = [SECTION_MEMORY, ...encodeU32(body.length)];
+  const out = new Uint8Array(start + header.length + body.length + (bytes.length - bodyEnd));
+  out.set(bytes.subarray(0, start), 0);
+  out.set(header, start);
+  out.set(body, start + header.length);
+  out.set(bytes.subarray(bodyEnd), start + header.length + body.length);
+  return out;
 }
 
 /** The memory section's body with capped limits, or null when no limit needs to change. */
 function rewriteMemorySection(bytes: Uint8Array, start: number, end: number, cap: number): Uint8Array | null {
   const count = readU32(bytes, start, end);
   let pos = count.next;
-  const out: number[] = [];
-  writeU32(out, count.value);
+  const out: number[] = [...encodeU32(count.value)];
   let changed = false;
   for (let index = 0; index < count.value; index++) {
     if (pos >= end) throw new RunnerError('bad-module', `memory ${index} runs past the end of the memory section`);
@@ -121,9 +101,7 @@ function rewriteMemorySection(bytes: Uint8Array, start: number, end: number, cap
     }
     const capped = max === undefined ? cap : Math.min(max, cap);
     if (capped !== max) changed = true;
-    out.push(flags | FLAG_HAS_MAX);
-    writeU32(out, min.value);
-    writeU32(out, capped);
+    out.push(flags | FLAG_HAS_MAX, ...encodeU32(min.value), ...encodeU32(capped));
   }
   if (pos !== end) throw new RunnerError('bad-module', `the memory section has ${end - pos} bytes after its last memory`);
   return changed ? Uint8Array.from(out) : null;
