@@ -1,4 +1,5 @@
 // The runtime's limits and the naming and auth options, as /mcp clients of a real bermd see them.
+import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -6,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
 import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
-import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
+import { BERMD_BIN, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
 
 async function call(c: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
@@ -155,6 +156,36 @@ describe('--token-file', () => {
       expect(res.status).toBe(401);
     } finally {
       await c.close();
+    }
+  });
+});
+
+describe('the runtime and naming options', () => {
+  function run(args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    return new Promise((resolve) => child.once('close', (c, s) => resolve({ code: c ?? s ?? -1, stdout, stderr })));
+  }
+
+  it('exits 2 naming the option when a value does not read', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--call-timeout', 'soon'], /--call-timeout soon: expected a duration/],
+      [['--call-timeout', '0s'], /--call-timeout 0s: must be at least 1ms/],
+      [['--max-memory', '1K'], /--max-memory 1K: must be at least 64K/],
+      [['--max-result-size', 'big'], /--max-result-size big: expected a byte count/],
+      [['--max-call-depth=-1'], /--max-call-depth -1: expected a whole number/],
+      [['--max-call-depth', 'two'], /--max-call-depth two: expected a whole number/],
+      [['--tool-separator', 'x'], /--tool-separator "x": use 1 to 8 of the characters/],
+      [['--tool-separator', ''], /--tool-separator "": use 1 to 8 of the characters/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await run(args);
+      expect([args, r.code]).toEqual([args, 2]);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
     }
   });
 });
