@@ -46,7 +46,12 @@ function originAllowed(request: FastifyRequest): boolean {
   }
   if (isLoopbackHost(hostname)) return true;
   const host = request.headers.host;
-  return host !== undefined && new URL(`http://${host}`).hostname === hostname;
+  if (host === undefined) return false;
+  try {
+    return new URL(`http://${host}`).hostname === hostname;
+  } catch {
+    return false;
+  }
 }
 
 /** Registers `/mcp`; `close()` on the returned handle refuses new requests, lets those under way answer, then ends every session. */
