@@ -12,12 +12,8 @@ import { ManifestError } from './errors.js';
  */
 export function readU32(bytes: Uint8Array, offset: number, end: number = bytes.length): { value: number; next: number } {
   const read = peekU32(bytes, offset, end);
-  if (read === 'incomplete') {
-    throw new ManifestError('truncated', `LEB128 integer at byte ${offset} runs past the end of its frame`, { offset });
-  }
-  if (read === 'overlong') {
-    throw new ManifestError('bad-module', `LEB128 integer at byte ${offset} does not fit in 32 bits`, { offset });
-  }
+  if (read === 'incomplete') throw runsPast(offset);
+  if (read === 'overlong') throw tooWide(offset, 32);
   return read;
 }
 
@@ -31,19 +27,27 @@ export function readU64(bytes: Uint8Array, offset: number, end: number = bytes.l
   let scale = 1;
   let pos = offset;
   for (let i = 0; i < 10; i++) {
-    if (pos >= end) {
-      throw new ManifestError('truncated', `LEB128 integer at byte ${offset} runs past the end of its frame`, { offset });
-    }
+    if (pos >= end) throw runsPast(offset);
     const byte = bytes[pos++]!;
-    if (i === 9 && byte > 0x01) {
-      throw new ManifestError('bad-module', `LEB128 integer at byte ${offset} does not fit in 64 bits`, { offset });
-    }
+    if (i === 9 && byte > 0x01) throw tooWide(offset, 64);
     result += (byte & 0x7f) * scale;
     scale *= 128;
     if ((byte & 0x80) === 0) return { value: result, next: pos };
   }
   // Unreachable: a tenth byte that continues is above 0x01.
-  throw new ManifestError('bad-module', `LEB128 integer at byte ${offset} does not fit in 64 bits`, { offset });
+  throw tooWide(offset, 64);
+}
+
+/*
+ * The errors are built out of line: measured, with the messages written inline in `readU64` a read
+ * cost about five times as much, its `{ value, next }` answer no longer optimised away.
+ */
+function runsPast(offset: number): ManifestError {
+  return new ManifestError('truncated', `LEB128 integer at byte ${offset} runs past the end of its frame`, { offset });
+}
+
+function tooWide(offset: number, bits: number): ManifestError {
+  return new ManifestError('bad-module', `LEB128 integer at byte ${offset} does not fit in ${bits} bits`, { offset });
 }
 
 /** The shortest LEB128 encoding of the u32 `value`; a value that is not a u32 is a `RangeError` (a caller's bug, not bad input). */
@@ -69,12 +73,16 @@ export function peekU32(
   end: number = bytes.length,
 ): { value: number; next: number } | 'incomplete' | 'overlong' {
   let result = 0;
+  // A running product, not 2 ** (7 * i): measured, that power made each integer several times
+  // slower to read.
+  let scale = 1;
   let pos = offset;
   for (let i = 0; i < 5; i++) {
     if (pos >= end) return 'incomplete';
     const byte = bytes[pos++]!;
     if (i === 4 && byte > 0x0f) return 'overlong';
-    result += (byte & 0x7f) * 2 ** (7 * i);
+    result += (byte & 0x7f) * scale;
+    scale *= 128;
     if ((byte & 0x80) === 0) return { value: result, next: pos };
   }
   // Unreachable: a fifth byte that continues is above 0x0f.

@@ -63,12 +63,25 @@ export function sectionFrame(bytes: Uint8Array, start: number, size: number, ori
  * is the caller's to check, since each caller refuses a wrong one in its own terms; a module of 8
  * bytes or fewer has no sections. Throws as `sectionFrame`.
  */
-export function* moduleSections(bytes: Uint8Array): Generator<SectionFrame, void, undefined> {
-  let pos = 8;
-  while (pos < bytes.length) {
-    const frame = sectionFrame(bytes, pos, bytes.length);
-    yield frame;
-    pos = frame.bodyEnd;
+export function moduleSections(bytes: Uint8Array): IterableIterator<SectionFrame> {
+  return new SectionIterator(bytes);
+}
+
+/** A plain iterator, not a generator: measured, resuming a generator cost about three times as much as decoding the frame. */
+class SectionIterator implements IterableIterator<SectionFrame> {
+  private pos = 8;
+
+  constructor(private readonly bytes: Uint8Array) {}
+
+  [Symbol.iterator](): this {
+    return this;
+  }
+
+  next(): IteratorResult<SectionFrame, undefined> {
+    if (this.pos >= this.bytes.length) return { done: true, value: undefined };
+    const frame = sectionFrame(this.bytes, this.pos, this.bytes.length);
+    this.pos = frame.bodyEnd;
+    return { done: false, value: frame };
   }
 }
 
