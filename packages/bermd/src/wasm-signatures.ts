@@ -95,7 +95,7 @@ class Reader {
 
 /**
  * The signatures of the imports and exports of the module `bytes`. Throws `SignatureReadError` for
- * a structure it does not model (or bytes it cannot frame), and nothing else for bad bytes.
+ * a structure it does not model, and for bytes it cannot frame.
  */
 export function readSignatures(bytes: Uint8Array): ModuleSignatures {
   try {
