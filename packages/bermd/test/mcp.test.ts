@@ -351,6 +351,13 @@ describe('bermd /mcp', () => {
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
     res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, origin: 'http://attacker.example' }, body: JSON.stringify(initialize) });
     expect(res.status).toBe(403);
+    res = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': c.transport.sessionId! },
+      body: JSON.stringify({ ...initialize, params: { pad: 'x'.repeat(5 * 1024 * 1024) } }),
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringContaining('4194304') } });
     res = await fetch(`${d.url}/mcp`, { method: 'POST', headers, body: '{not json' });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: { code: -32700 } });

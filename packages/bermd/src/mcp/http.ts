@@ -16,6 +16,9 @@ export const MCP_PATH = '/mcp';
  */
 export const MAX_MCP_BODY = 4 * 1024 * 1024;
 
+/** How much of a too-large body is read and dropped before the connection is closed instead. */
+const MAX_DRAIN = 64 * 1024 * 1024;
+
 export interface McpRoutesOptions {
   sessions: McpSessions;
   maxBodySize?: number;
@@ -134,7 +137,19 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOption
     handler: handle,
     // The app's error handler speaks the control API; a client of /mcp reads JSON-RPC.
     errorHandler: (error: FastifyError, request, reply) => {
-      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return rpcError(reply, 413, -32600, `the request body is larger than ${bodyLimit} bytes`);
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        // Read and drop the rest (up to a bound) so a client still sending gets the 413, not a broken pipe.
+        if (!request.raw.complete) {
+          reply.removeHeader('connection');
+          let drained = 0;
+          request.raw.on('data', (chunk: Buffer) => {
+            drained += chunk.length;
+            if (drained > MAX_DRAIN) request.raw.destroy();
+          });
+          request.raw.resume();
+        }
+        return rpcError(reply, 413, -32600, `the request body is larger than ${bodyLimit} bytes`);
+      }
       if (error.statusCode !== undefined && error.statusCode < 500) return rpcError(reply, error.statusCode, -32600, error.message);
       request.log.error({ err: error }, 'mcp request failed');
       return rpcError(reply, 500, -32603, 'bermd failed to answer this request; its log says why');
