@@ -241,11 +241,16 @@ describe('bermd /mcp', () => {
     let silent: McpConnection;
     let caller: McpConnection;
 
-    /** Every watching session has an open stream once it has been told of a list change, and has received all sent to it before. */
+    let ticking = false;
+    /**
+     * One list change, awaited by every watching session: once told of it, a session's stream is open
+     * and everything sent to it before the change has arrived (one stream keeps its order).
+     */
     async function syncStreams(): Promise<void> {
       const told = [watcher, picky, silent].map((s) => s.toolsChanged.next());
-      await deploy(d.url, 'tick', await harnessImage(sampleManifest()));
-      await undeploy(d.url, 'tick');
+      if (ticking) await undeploy(d.url, 'tick');
+      else await deploy(d.url, 'tick', await harnessImage(sampleManifest()));
+      ticking = !ticking;
       await Promise.all(told);
     }
 
