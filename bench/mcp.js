@@ -9,73 +9,15 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import wabtInit from 'wabt';
-import { writeManifestSection } from '../packages/manifest/dist/index.js';
+import { CHAIN_WAT, ECHO_WAT, image, wat2wasm } from './lib/guests.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const BERMD = fileURLToPath(new URL('../packages/bermd/bin/bermd.js', import.meta.url));
 
-const wabt = await wabtInit();
-function wat2wasm(source) {
-  const module = wabt.parseWat('bench.wat', source, { bulk_memory: true });
-  try {
-    module.resolveNames();
-    module.validate();
-    return Uint8Array.from(module.toBinary({}).buffer);
-  } finally {
-    module.destroy();
-  }
-}
-
-// `echo` answers {"ok": <arguments>}; `chain` calls its own chain through berm.call until the host
-// refuses at the depth limit, so at --max-call-depth n one call runs n + 1 instances.
-const PRELUDE = `
-  (memory (export "memory") 1)
-  (global $next (mut i32) (i32.const 1024))
-  (data (i32.const 0) "{\\"ok\\":")
-  (data (i32.const 8) "}")
-  (data (i32.const 16) "{\\"tool\\":\\"chain\\",\\"args\\":")
-  (data (i32.const 48) ",")
-  (func $alloc (export "berm_alloc") (param $len i32) (result i32) (local $ptr i32)
-    (local.set $ptr (global.get $next))
-    (global.set $next (i32.add (local.get $ptr) (local.get $len)))
-    (if (i32.gt_u (global.get $next) (i32.mul (memory.size) (i32.const 65536)))
-      (then (if (i32.eq (memory.grow (i32.const 16)) (i32.const -1)) (then unreachable))))
-    (local.get $ptr))
-  (func $put (param $src i32) (param $len i32) (memory.copy (call $alloc (local.get $len)) (local.get $src) (local.get $len)))
-  (func $ok_wrap (param $src i32) (param $len i32) (result i64) (local $s i32)
-    (local.set $s (global.get $next))
-    (call $put (i32.const 0) (i32.const 6)) (call $put (local.get $src) (local.get $len)) (call $put (i32.const 8) (i32.const 1))
-    (i64.or (i64.shl (i64.extend_i32_u (local.get $s)) (i64.const 32)) (i64.extend_i32_u (i32.sub (global.get $next) (local.get $s)))))
-  (func (export "berm_tool_echo") (param $p i32) (param $n i32) (result i64) (call $ok_wrap (local.get $p) (local.get $n)))`;
-const ECHO_WAT = `(module ${PRELUDE})`;
-const CHAIN_WAT = `(module
-  (import "berm" "call" (func $call (param i32 i32) (result i64)))
-  ${PRELUDE}
-  (func (export "berm_tool_chain") (param $p i32) (param $n i32) (result i64) (local $s i32) (local $env i64)
-    (local.set $s (global.get $next))
-    (call $put (i32.const 16) (i32.const 23)) (call $put (local.get $p) (local.get $n)) (call $put (i32.const 48) (i32.const 1))
-    (call $put (i32.add (local.get $p) (i32.const 1)) (i32.sub (local.get $n) (i32.const 1)))
-    (local.set $env (call $call (local.get $s) (i32.sub (global.get $next) (local.get $s))))
-    (call $ok_wrap (i32.wrap_i64 (i64.shr_u (local.get $env) (i64.const 32))) (i32.wrap_i64 (local.get $env)))))`;
-
-function manifest(tools) {
-  return {
-    abi_version: 1, version: '0.0.0', description: '', homepage: '', repository: '', readme: '', usage: '',
-    tools: tools.map((name) => ({
-      name, description: name,
-      arguments: { type: 'object', properties: { program: { type: 'string' }, text: { type: 'string' } } },
-    })),
-    events: [],
-    deps: { programs: [], syscalls: {}, secrets: [] },
-  };
-}
-
-const echoWasm = wat2wasm(ECHO_WAT);
-const echoImage = writeManifestSection(echoWasm, manifest(['echo']));
-const chainImage = writeManifestSection(wat2wasm(CHAIN_WAT), manifest(['chain', 'echo']));
+const echoImage = image(ECHO_WAT, ['echo']);
+const chainImage = image(CHAIN_WAT, ['chain', 'echo']);
 
 // One keep-alive agent for every request: the client's cost is the same for both servers.
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -168,8 +110,10 @@ async function repeat(fn) {
   return results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
 }
 
-function started(child, pattern) {
-  return new Promise((resolve, reject) => {
+/** Spawns `node ...args` and resolves, once it prints the URL `pattern` captures, with a handle that stops it. */
+async function startServer(args, pattern) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await new Promise((resolve, reject) => {
     let out = '';
     let err = '';
     child.stderr.on('data', (c) => (err += c));
@@ -180,12 +124,6 @@ function started(child, pattern) {
     });
     child.once('exit', (code) => reject(new Error(`exited ${code} before listening: ${err}`)));
   });
-}
-
-async function startBermd(args = []) {
-  const state = await mkdtemp(join(tmpdir(), 'berm-bench-mcp-'));
-  const child = spawn(process.execPath, [BERMD, '--listen', '127.0.0.1:0', '--state', state, '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await started(child, /bermd listening on (http:\/\/\S+) /);
   return {
     url,
     pid: child.pid,
@@ -193,6 +131,17 @@ async function startBermd(args = []) {
       const done = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await done;
+    },
+  };
+}
+
+async function startBermd(args = []) {
+  const state = await mkdtemp(join(tmpdir(), 'berm-bench-mcp-'));
+  const server = await startServer([BERMD, '--listen', '127.0.0.1:0', '--state', state, '--log-level', 'warn', ...args], /bermd listening on (http:\/\/\S+) /);
+  return {
+    ...server,
+    async stop() {
+      await server.stop();
       await rm(state, { recursive: true, force: true });
     },
   };
@@ -218,18 +167,8 @@ const server = createServer((req, res) => {
 server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port + ' '));
 `;
 
-async function startBare() {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await started(child, /bare listening on (http:\/\/\S+) /);
-  return {
-    url,
-    pid: child.pid,
-    async stop() {
-      const done = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await done;
-    },
-  };
+function startBare() {
+  return startServer(['--input-type=module', '-e', BARE], /bare listening on (http:\/\/\S+) /);
 }
 
 const ARGS = { text: 'hello' };
@@ -258,7 +197,7 @@ await bare.stop();
 await bermd.stop();
 
 // 2. Instantiation, the per-call cost of the runtime's design (a fresh instance per call), here on the main thread.
-const echoModule = await WebAssembly.compile(echoWasm);
+const echoModule = await WebAssembly.compile(wat2wasm(ECHO_WAT));
 const argBytes = new TextEncoder().encode(JSON.stringify(ARGS));
 function instantiateAndCall() {
   const { memory, berm_alloc: alloc, berm_tool_echo: echo } = new WebAssembly.Instance(echoModule, {}).exports;
