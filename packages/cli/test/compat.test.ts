@@ -2,10 +2,9 @@
 // callers (exit 1, the breaks listed, a hint to --force), forced, and `crab breaks NAME NEW --url`
 // comparing with what a real bermd holds. Past uses are written into the daemon's state directory
 // before it starts, in the store's format.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
+import { closedPort, standIn } from '../../../test/helpers/loopback.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { seedHarness } from '../../bermd/test/seed.js';
 import { Scratch, runCli } from './helpers/cli.js';
@@ -160,22 +159,6 @@ describe('crab breaks NAME NEW with a daemon address', { timeout: 120_000 }, () 
   });
 });
 
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** An HTTP server on loopback answering every request with `handler`. */
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; server: Server }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 describe('exit codes of client and daemon failures, through the real binary', { timeout: 120_000 }, () => {
   it('bad-url, bad-name and image-too-large are bad input (2)', async () => {
     let r = await runCli(['ls', '--json', '--url', 'not a url'], { bin: 'berm' });
@@ -195,8 +178,8 @@ describe('exit codes of client and daemon failures, through the real binary', { 
   });
 
   it('an answer that is not bermd\'s, or a connection cut mid-answer, is a daemon not reached (3)', async () => {
-    const html = await serve((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web page</html>'));
-    const cut = await serve((req) => req.socket.destroy());
+    const html = await standIn((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web page</html>'));
+    const cut = await standIn((req) => req.socket.destroy());
     try {
       let r = await runCli(['ls', '--json', '--url', html.url], { bin: 'berm' });
       expect([r.code, JSON.parse(r.stdout).error.code]).toEqual([3, 'unexpected-response']);

@@ -1,12 +1,11 @@
 // crab deploy, berm ls and berm undeploy against a real bermd: their output and their exit codes
 // (0 done, 1 refused or not found, 2 bad input, 3 daemon unreachable).
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildElf } from '../../../test/helpers/elf.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { closedPort } from '../../../test/helpers/loopback.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { Scratch, runCli } from './helpers/cli.js';
 
@@ -29,15 +28,6 @@ afterAll(async () => {
   await removeDir(d.stateDir);
   await scratch.remove();
 });
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const env = () => ({ BERM_URL: d.url, BERM_TOKEN: undefined });
 

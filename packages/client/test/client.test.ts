@@ -1,12 +1,11 @@
 // The client against a real bermd process (and, for failures bermd never produces, tiny stand-in servers).
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BermClient, BermClientError, DaemonUnreachableError, DEFAULT_URL, type BreaksCallersError } from '@berm/client';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { closedPort, standIn } from '../../../test/helpers/loopback.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { seedHarness } from '../../bermd/test/seed.js';
 
@@ -20,21 +19,6 @@ async function failure(p: Promise<unknown>): Promise<BermClientError> {
     return e as BermClientError;
   }
   throw new Error('expected the call to fail');
-}
-
-/** A port nothing listens on: one the kernel just handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function standIn(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; url: string }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 describe('BermClient', () => {
