@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Break } from '@berm/manifest';
-import { formatBreaksGithub, formatBreaksJson, formatBreaksMarkdown, formatBreaksText, type Paint } from '@berm/cli';
+import { formatBreaksGithub, formatBreaksJson, formatBreaksMarkdown, formatBreaksText } from '@berm/cli';
+import { tagged } from './helpers/cli.js';
 
 const sample: Break[] = [
   { code: 'argument-newly-required', tool: 'forecast', path: '/arguments/required/days', message: 'argument days is now required' },
@@ -8,15 +9,6 @@ const sample: Break[] = [
   { code: 'field-no-longer-always-present', tool: 'forecast', path: '/returns/properties/low', message: 'low may be absent' },
   { code: 'event-removed', event: 'alert', path: '', message: 'event alert is gone' },
 ];
-
-const tagged: Paint = {
-  bold: (t) => `<b>${t}</b>`,
-  dim: (t) => `<dim>${t}</dim>`,
-  red: (t) => `<red>${t}</red>`,
-  yellow: (t) => `<yellow>${t}</yellow>`,
-  green: (t) => `<green>${t}</green>`,
-  cyan: (t) => `<cyan>${t}</cyan>`,
-};
 
 describe('formatBreaksText', () => {
   it('groups by tool or event in order of appearance, one line per break, then a summary', () => {

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { renderManifest, type Paint } from '@berm/cli';
+import { renderManifest } from '@berm/cli';
 import { sampleManifest } from '../../../test/helpers/wat.js';
-
-/** Marks each styled span, so tests can see what was styled without ANSI codes. */
-const tagged: Paint = {
-  bold: (t) => `<b>${t}</b>`,
-  dim: (t) => `<dim>${t}</dim>`,
-  red: (t) => `<red>${t}</red>`,
-  yellow: (t) => `<yellow>${t}</yellow>`,
-  green: (t) => `<green>${t}</green>`,
-  cyan: (t) => `<cyan>${t}</cyan>`,
-};
+import { FORECAST_TOOL, tagged } from './helpers/cli.js';
 
 const forecast = sampleManifest({
   version: '0.3.1',
@@ -19,13 +10,7 @@ const forecast = sampleManifest({
   usage: 'Ask forecast for a city.\nDays default to 3.',
   readme: '# Weather\n\nLong text.\n',
   tools: [
-    {
-      name: 'forecast',
-      description: 'Forecasts the weather.',
-      arguments: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 0 } }, required: ['city'] },
-      returns: { type: 'object', title: 'Forecast', properties: { high: { type: 'number' }, low: { type: 'number' } }, required: ['high', 'low'] },
-      query: true,
-    },
+    FORECAST_TOOL,
     { name: 'reset', description: '', arguments: { type: 'object' }, deprecated: true },
   ],
   events: [

@@ -4,19 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestRecords, type ManifestData } from '@berm/manifest';
 import { buildElf } from '../../../test/helpers/elf.js';
 import { buildImage, sampleManifest, wat2wasm } from '../../../test/helpers/wat.js';
-import { ANSI, MINIMAL_WAT, Scratch, repoRoot, runCli } from './helpers/cli.js';
+import { ANSI, FORECAST_TOOL, MINIMAL_WAT, Scratch, repoRoot, runCli } from './helpers/cli.js';
 
 const manifest: ManifestData = sampleManifest({
   version: '2.4.0',
-  tools: [
-    {
-      name: 'forecast',
-      description: 'Forecasts the weather.',
-      arguments: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 0 } }, required: ['city'] },
-      returns: { type: 'object', title: 'Forecast', properties: { high: { type: 'number' }, low: { type: 'number' } }, required: ['high', 'low'] },
-      query: true,
-    },
-  ],
+  tools: [FORECAST_TOOL],
   events: [{ name: 'alert', description: 'Severe weather.', fields: { type: 'object', properties: { level: { enum: ['low', 'high'] } }, required: ['level'] } }],
   deps: { programs: ['geo'], syscalls: { 'berm.http.fetch': ['api.example.com'] }, secrets: ['example'] },
 });

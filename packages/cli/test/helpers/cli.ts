@@ -1,10 +1,13 @@
 // Runs the real command line (`node bin/crab ...` from the repository root) as a child process,
-// with image and manifest files written to a temporary directory.
+// with image and manifest files written to a temporary directory; and the fixtures that the
+// formatter tests and the command tests both read.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Paint } from '@berm/cli';
+import type { ToolSpec } from '@berm/manifest';
 
 export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -72,3 +75,22 @@ export class Scratch {
 export const MINIMAL_WAT = '(module (memory (export "memory") 1))';
 
 export const ANSI = /\u001b\[[0-9;]*m/;
+
+/** Marks each styled span, so tests can see what was styled without ANSI codes. */
+export const tagged: Paint = {
+  bold: (t) => `<b>${t}</b>`,
+  dim: (t) => `<dim>${t}</dim>`,
+  red: (t) => `<red>${t}</red>`,
+  yellow: (t) => `<yellow>${t}</yellow>`,
+  green: (t) => `<green>${t}</green>`,
+  cyan: (t) => `<cyan>${t}</cyan>`,
+};
+
+/** A query tool whose signature has a required and an optional bounded argument and a titled result. */
+export const FORECAST_TOOL: ToolSpec = {
+  name: 'forecast',
+  description: 'Forecasts the weather.',
+  arguments: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 0 } }, required: ['city'] },
+  returns: { type: 'object', title: 'Forecast', properties: { high: { type: 'number' }, low: { type: 'number' } }, required: ['high', 'low'] },
+  query: true,
+};
