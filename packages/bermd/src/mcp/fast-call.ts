@@ -14,7 +14,7 @@
  * else (initialize, lists, resources, batches, GET, DELETE) goes through the transport.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { ErrorCode, McpError, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, RELATED_TASK_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { callTool, type McpCore, type SessionState } from './server.js';
 
 export type RequestId = string | number;
@@ -41,13 +41,29 @@ function isJsonContentType(value: string | undefined): boolean {
   return value !== undefined && value.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
+/** JSON-RPC ids and progress tokens as the SDK's schemas read them: a string or an integer. */
+function isIdLike(value: unknown): value is RequestId {
+  return typeof value === 'string' || Number.isInteger(value);
+}
+
+/** The members the transport's schema of a request allows (it is strict): anything more is its to refuse. */
+const REQUEST_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/** A `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's are the SDK's). */
+function isPlainMeta(meta: unknown): boolean {
+  if (meta === undefined) return true;
+  if (!isObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return false;
+  return meta.progressToken === undefined || isIdLike(meta.progressToken);
+}
+
 /** The call in `body` when the fast path may answer it: one well-formed `tools/call` the transport would accept. */
 export function fastCallOf(body: unknown, headers: IncomingHttpHeaders): FastCallRequest | undefined {
   if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
   const { id, params } = body;
-  if ((typeof id !== 'string' && typeof id !== 'number') || !isObject(params) || typeof params.name !== 'string') return undefined;
+  if (!isIdLike(id) || !isObject(params) || typeof params.name !== 'string') return undefined;
+  for (const key in body) if (!REQUEST_MEMBERS.has(key)) return undefined;
   // Task-augmented calls and unusual shapes are the SDK's to answer (or refuse).
-  if (params.task !== undefined || (params.arguments !== undefined && !isObject(params.arguments))) return undefined;
+  if (params.task !== undefined || (params.arguments !== undefined && !isObject(params.arguments)) || !isPlainMeta(params._meta)) return undefined;
   const accept = headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (!isJsonContentType(headers['content-type'])) return undefined;
@@ -79,6 +95,8 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache, no-transform',
     connection: 'keep-alive',
+    // The transport's own: proxies that buffer (nginx) would otherwise hold the call's notifications.
+    'x-accel-buffering': 'no',
   };
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
   const controller = new AbortController();

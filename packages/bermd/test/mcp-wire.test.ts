@@ -1,0 +1,139 @@
+// The fast path (src/mcp/fast-call.ts) and the SDK transport answer the same tools/call with the same
+// bytes on the wire, headers and SSE framing included: a real bermd, raw HTTP, and each call sent both
+// ways (alone, which the fast path takes, and as a batch of one, which only the transport answers).
+import http from 'node:http';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basicImage, relayImage } from '../../../test/helpers/guest.js';
+import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
+import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
+import { deploy } from './mcp-client.js';
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Headers that name the moment or the length of one answer rather than what it is. */
+const VARYING = new Set(['date', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+function post(base: string, headers: Record<string, string>, body: unknown): Promise<RawResponse> {
+  const url = new URL('/mcp', base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        const kept: Record<string, string> = {};
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!.toLowerCase();
+          if (!VARYING.has(name)) kept[name] = res.rawHeaders[i + 1]!;
+        }
+        resolve({ status: res.statusCode!, headers: kept, body: text });
+      });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/**
+ * An SSE body as its frames, each checked to be exactly `event: message` and one `data:` line (what the
+ * SDK's client and every EventSource parser read), with the data parsed: JSON's key order is no part of
+ * what a client sees.
+ */
+function frames(body: string): unknown[] {
+  expect(body.endsWith('\n\n')).toBe(true);
+  return body
+    .slice(0, -2)
+    .split('\n\n')
+    .map((frame) => {
+      const lines = frame.split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toBe('event: message');
+      expect(lines[1]!.startsWith('data: ')).toBe(true);
+      return JSON.parse(lines[1]!.slice('data: '.length)) as unknown;
+    });
+}
+
+describe('/mcp tools/call on the wire: the fast path and the transport', () => {
+  let d: RunningDaemon;
+  let sessionId: string;
+  const accept = 'application/json, text/event-stream';
+  const base = (): Record<string, string> => ({ 'content-type': 'application/json', accept, 'mcp-session-id': sessionId });
+
+  beforeAll(async () => {
+    d = await startDaemon();
+    await deploy(d.url, 'basic', (await basicImage()).bytes);
+    await deploy(d.url, 'relay', (await relayImage(['basic'])).bytes);
+    await deploy(d.url, 'sample', await harnessImage(sampleManifest()));
+    const init = await post(d.url, { 'content-type': 'application/json', accept }, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '0' } },
+    });
+    expect(init.status).toBe(200);
+    sessionId = init.headers['mcp-session-id']!;
+    expect(sessionId).toBeTruthy();
+    expect((await post(d.url, base(), { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    // The caller asks for logs, so an event its call emits travels on the call's own stream.
+    const level = await post(d.url, base(), { jsonrpc: '2.0', id: 'level', method: 'logging/setLevel', params: { level: 'info' } });
+    expect(frames(level.body)).toEqual([{ jsonrpc: '2.0', id: 'level', result: {} }]);
+  });
+  afterAll(async () => {
+    await d?.stop();
+    if (d) await removeDir(d.stateDir);
+  });
+
+  const calls: Array<{ title: string; id: string | number; name: string; args?: Record<string, unknown>; meta?: Record<string, unknown> }> = [
+    { title: 'an object result with structuredContent, numeric id', id: 7, name: 'sample.echo', args: { query: 'wire' } },
+    { title: 'a plain result, string id, a progress token', id: 'call-1', name: 'basic.echo', args: { a: [1, 'b'] }, meta: { progressToken: 'p1' } },
+    { title: 'a guest error, id 0', id: 0, name: 'basic.fail' },
+    { title: 'bad arguments, a negative id', id: -3, name: 'relay.forecast', args: { days: 'soon' } },
+    { title: 'an unknown tool (a protocol error)', id: 'x', name: 'basic.nothing', args: {} },
+    { title: 'an event emitted during the call, ahead of the result', id: 11, name: 'relay.emit', args: { event: 'reading', fields: { celsius: 3 } } },
+  ];
+
+  for (const c of calls) {
+    it(`answers ${c.title} with the same status, headers and frames`, async () => {
+      const params: Record<string, unknown> = { name: c.name };
+      if (c.args !== undefined) params.arguments = c.args;
+      if (c.meta !== undefined) params._meta = c.meta;
+      const message = { jsonrpc: '2.0', id: c.id, method: 'tools/call', params };
+      for (const version of [undefined, '2025-03-26', '2025-06-18', LATEST_PROTOCOL_VERSION]) {
+        const headers = version === undefined ? base() : { ...base(), 'mcp-protocol-version': version };
+        const fast = await post(d.url, headers, message);
+        const transport = await post(d.url, headers, [message]);
+        expect(fast.status, version).toBe(200);
+        expect(fast.headers, version).toEqual(transport.headers);
+        expect(frames(fast.body), version).toEqual(frames(transport.body));
+      }
+      if (c.name === 'relay.emit') {
+        const [event, result] = frames((await post(d.url, base(), message)).body) as Array<Record<string, unknown>>;
+        expect(event).toMatchObject({ method: 'notifications/message', params: { level: 'notice', logger: 'relay' } });
+        expect(result).toMatchObject({ id: c.id, result: { content: [{ type: 'text', text: '{"ok":null}' }] } });
+      }
+    });
+  }
+
+  const malformed: Array<{ title: string; message: Record<string, unknown> }> = [
+    { title: 'an id that is not an integer', message: { id: 1.5 } },
+    { title: 'a member JSON-RPC does not define', message: { id: 1, extra: true } },
+    { title: 'a _meta that is not an object', message: { id: 1, params: { name: 'basic.echo', _meta: 5 } } },
+    { title: 'a progress token that is not a string or an integer', message: { id: 1, params: { name: 'basic.echo', _meta: { progressToken: 0.5 } } } },
+  ];
+  for (const m of malformed) {
+    it(`refuses what the transport refuses: ${m.title}`, async () => {
+      const message = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'basic.echo', arguments: {} }, ...m.message };
+      const fast = await post(d.url, base(), message);
+      const transport = await post(d.url, base(), [message]);
+      expect(transport.status).toBe(400);
+      expect(fast.status).toBe(transport.status);
+      expect(fast.headers).toEqual(transport.headers);
+      expect(JSON.parse(fast.body)).toEqual(JSON.parse(transport.body));
+    });
+  }
+});
