@@ -69,6 +69,11 @@ export function mergeRecords(stream: Uint8Array): unknown {
       }
       program = { offset, value: record };
     } else if (Object.hasOwn(record, 'event') && Object.keys(record).length === 1) {
+      // Caught here rather than by validation, which could only point at /events/N of the merge,
+      // not at the record in the section.
+      if (typeof record.event !== 'object' || record.event === null || Array.isArray(record.event)) {
+        throw badRecord(offset, `the event record at byte ${offset} of the ${SECTION_NAME} stream holds ${describe(record.event)}, not an event object`);
+      }
       events.push(record.event);
     } else {
       throw badRecord(

@@ -69,6 +69,17 @@ describe('the record stream', () => {
     }
   });
 
+  it('bad-record: an event record whose event is not an object, at the record', () => {
+    for (const [stream, offset, what] of [
+      ['{"abi_version":1}{"event":5}', 17, 'number'],
+      ['{"abi_version":1}\n{"event":null}', 18, 'null'],
+      ['{"abi_version":1}\0\0{"event":["e"]}', 19, 'array'],
+      ['{"event":"e"} {"abi_version":1}', 0, 'string'],
+    ] as const) {
+      expect(badRecord(stream, offset).message).toContain(what);
+    }
+  });
+
   it('bad-record: an object that is neither a program nor an event record', () => {
     const error = badRecord('{"abi_version":1}\n{"name":"x"}', 18);
     expect(error.message).toContain('neither');
