@@ -146,7 +146,8 @@ function parseValue(stream: Uint8Array, start: number, end: number): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const detail = e instanceof Error ? `: ${e.message}` : '';
+    // The parser quotes the record, line breaks and all; the message stays one line.
+    const detail = e instanceof Error ? `: ${oneLine(e.message)}` : '';
     throw badRecord(start, `the record at byte ${start} of the ${SECTION_NAME} stream is not valid JSON${detail}`);
   }
 }
@@ -184,6 +185,10 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
     pos += need + 1;
   }
   return bytes.length;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\r/g, '\\r').replace(/\n/g, '\\n');
 }
 
 function describe(value: unknown): string {

@@ -80,6 +80,12 @@ describe('the record stream', () => {
     }
   });
 
+  it('bad-record messages stay on one line when the record spans lines', () => {
+    const error = badRecord('{"abi_version":1}\n{\n  "event": nothing\n}\n', 18);
+    expect(error.message).toContain('not valid JSON');
+    expect(error.message).not.toMatch(/[\r\n]/);
+  });
+
   it('bad-record: an object that is neither a program nor an event record', () => {
     const error = badRecord('{"abi_version":1}\n{"name":"x"}', 18);
     expect(error.message).toContain('neither');
