@@ -35,6 +35,10 @@ export function parseRecords(stream: Uint8Array): StreamRecord[] {
       continue;
     }
     const start = pos;
+    if (stream[start] === 0xef && stream[start + 1] === 0xbb && stream[start + 2] === 0xbf) {
+      // Said plainly: the parser's own message would quote an invisible character.
+      throw badRecord(start, `a UTF-8 byte order mark (EF BB BF) at byte ${start} of the ${SECTION_NAME} stream: only JSON whitespace and NUL may come between records`);
+    }
     const end = valueEnd(stream, start);
     if (end < 0) {
       throw badRecord(start, `the record at byte ${start} of the ${SECTION_NAME} stream is not closed before the stream ends (byte ${stream.length})`);

@@ -86,6 +86,12 @@ describe('the record stream', () => {
     expect(error.message).not.toMatch(/[\r\n]/);
   });
 
+  it('bad-record: a byte order mark is not a separator, and the message says what it is', () => {
+    const bom = '\ufeff';
+    expect(badRecord(`${bom}{"abi_version":1}`, 0).message).toContain('byte order mark');
+    expect(badRecord(`{"abi_version":1}\n${bom}{"event":{"name":"e","fields":true}}`, 18).message).toContain('byte order mark');
+  });
+
   it('bad-record: an object that is neither a program nor an event record', () => {
     const error = badRecord('{"abi_version":1}\n{"name":"x"}', 18);
     expect(error.message).toContain('neither');
