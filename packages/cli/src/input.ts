@@ -50,7 +50,8 @@ export async function readImageOrManifest(file: string): Promise<Manifest> {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    // The parser quotes a short file whole, line breaks and all; the report stays one line.
+    const why = (e instanceof Error ? e.message : String(e)).replace(/\r/g, '\\r').replace(/\n/g, '\\n');
     throw new CliError('not-image-or-manifest', `'${file}' is neither a berm image nor manifest JSON: ${why}`, { file });
   }
   try {

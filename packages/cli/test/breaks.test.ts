@@ -39,6 +39,8 @@ beforeAll(async () => {
     sections: [{ name: '.berm.abi', data: new TextEncoder().encode(manifestRecords(newManifest).join('\0\0')) }],
   }).bytes);
   files.text = await scratch.write('notes.txt', 'these are not the bytes you are looking for\n');
+  // Short enough that the JSON parser quotes all of it, line break included.
+  files.shortText = await scratch.write('short.txt', 'garbage\r\nmore\n');
   files.binary = await scratch.write('noise.bin', Uint8Array.of(0xff, 0xfe, 0x00, 0x01, 0x80));
   files.invalidJson = await scratch.write('invalid.json', JSON.stringify({ ...oldManifest, tools: 'none' }));
   const image = await buildImage(MINIMAL_WAT, oldManifest);
@@ -165,6 +167,13 @@ describe('crab breaks on bad input', () => {
       args: () => [files.text!, files.newImage!],
       code: 'not-image-or-manifest',
       file: () => files.text!,
+      line: (f) => `crab: '${f}' is neither a berm image nor manifest JSON: `,
+    },
+    {
+      name: 'a short text file with line breaks',
+      args: () => [files.shortText!, files.newImage!],
+      code: 'not-image-or-manifest',
+      file: () => files.shortText!,
       line: (f) => `crab: '${f}' is neither a berm image nor manifest JSON: `,
     },
     {
