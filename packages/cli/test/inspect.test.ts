@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestRecords, type ManifestData } from '@berm/manifest';
 import { buildElf } from '../../../test/helpers/elf.js';
 import { buildImage, sampleManifest, wat2wasm } from '../../../test/helpers/wat.js';
+import { standIn } from '../../../test/helpers/loopback.js';
 import { ANSI, FORECAST_TOOL, MINIMAL_WAT, Scratch, repoRoot, runCli } from './helpers/cli.js';
 
 const manifest: ManifestData = sampleManifest({
@@ -70,6 +71,27 @@ describe('crab inspect IMAGE', () => {
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')[1]).toBe('warning: abi_version is 2, not 1: deploy will refuse this image');
     expect(r.stdout).toContain('echo(query: string)');
+  });
+
+  it('does not ask the daemon when the image declares no programs, so a daemon that is down does not matter', async () => {
+    let asked = 0;
+    const { server, url } = await standIn((_req, res) => {
+      asked++;
+      res.writeHead(500).end();
+    });
+    try {
+      // As with BERM_URL exported in a shell whose daemon is not running.
+      const r = await runCli(['inspect', files.future!], { env: { BERM_URL: url } });
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toContain('echo(query: string)');
+      expect(asked).toBe(0);
+      // The image that declares one does ask, and says what failed.
+      const declared = await runCli(['inspect', files.image!, '--url', url]);
+      expect(declared.code).not.toBe(0);
+      expect(asked).toBeGreaterThan(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('answers to berm as well, and help names the program as typed', async () => {

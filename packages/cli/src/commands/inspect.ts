@@ -31,7 +31,8 @@ export default class Inspect extends BaseCommand {
     const { args, flags } = await this.parse(Inspect);
     const manifest = await readImage(args.image);
     if (!this.jsonEnabled()) {
-      const deployed = await this.deployedPrograms(flags);
+      // Nothing to mark, nothing to ask: a BERM_URL whose daemon is down must not fail the command.
+      const deployed = manifest.data.deps.programs.length > 0 ? await this.deployedPrograms(flags) : undefined;
       this.log(renderManifest(manifest.data, { name: basename(args.image), paint: await stdoutPaint(), deployed }));
     }
     return manifest.toJSON();
