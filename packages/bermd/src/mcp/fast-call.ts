@@ -14,6 +14,7 @@
  * else (initialize, lists, resources, batches, GET, DELETE) goes through the transport.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
 import { ErrorCode, McpError, RELATED_TASK_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { callTool, type McpCore, type SessionState } from './server.js';
 
@@ -85,6 +86,14 @@ export function cancelledIds(body: unknown): RequestId[] {
   return ids;
 }
 
+/**
+ * A call still running after this long sends its headers. The transport sends them at once; the fast
+ * path holds them so that a quick call is one write, and a client or proxy waiting on headers (or
+ * closing idle connections) sees them well before any timeout it may have. From then on, as the
+ * transport does, an SSE comment goes out every DEFAULT_SSE_KEEP_ALIVE_MS until the answer.
+ */
+export const FAST_HEADERS_AFTER_MS = 1000;
+
 function frame(message: JSONRPCMessage): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
@@ -112,6 +121,13 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     if (last) res.end(text);
     else res.write(text);
   };
+  const tick = (): void => {
+    if (res.destroyed) return;
+    if (res.headersSent) res.write(': keepalive\n\n');
+    else res.writeHead(200, headers).flushHeaders();
+    waiting = setTimeout(tick, DEFAULT_SSE_KEEP_ALIVE_MS).unref();
+  };
+  let waiting = setTimeout(tick, FAST_HEADERS_AFTER_MS).unref();
   let message: JSONRPCMessage;
   try {
     const result = await callTool(core, session.state, call.name, call.args, {
@@ -124,6 +140,7 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     if (!(e instanceof McpError)) core.logger.error({ err: e, tool: call.name }, 'tools/call failed');
     message = { jsonrpc: '2.0', id: call.id, error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) } };
   } finally {
+    clearTimeout(waiting);
     session.calls.delete(call.id);
     res.off('close', onClose);
   }
