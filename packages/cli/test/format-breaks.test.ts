@@ -98,6 +98,12 @@ describe('formatBreaksMarkdown', () => {
     expect(row!.split(/(?<!\\)\|/).length).toBe(6);
   });
 
+  it('leaves markup characters alone inside the code spans of a message, where entities would print as typed', () => {
+    const named: Break = { code: 'type-changed', tool: 't', path: '/arguments/properties/a<b&c', message: 'argument `a<b&c|d` of tool `t` may be <null> & more' };
+    const row = formatBreaksMarkdown([named]).split('\n')[4];
+    expect(row).toBe('| tool `t` | `type-changed` | `/arguments/properties/a<b&c` | argument `a<b&c\\|d` of tool `t` may be &lt;null&gt; &amp; more |');
+  });
+
   it('says so when there is nothing', () => {
     expect(formatBreaksMarkdown([])).toBe('**No breaking changes.**');
   });
