@@ -40,9 +40,11 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
   });
 
   if (options.token !== undefined) {
-    const expected = Buffer.from(`Bearer ${options.token}`);
+    const expected = Buffer.from(options.token);
     app.addHook('onRequest', async (request, reply) => {
-      const given = Buffer.from(request.headers.authorization ?? '');
+      // An auth scheme is case-insensitive and followed by one or more spaces (RFC 9110 §11.1, RFC 6750 §2.1).
+      const credentials = /^bearer +(.*)$/is.exec(request.headers.authorization ?? '');
+      const given = Buffer.from(credentials?.[1] ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
         const error = new BermdError('unauthorized', 'this bermd requires Authorization: Bearer <token>');
         return reply.code(401).header('www-authenticate', 'Bearer').send(error.toBody());

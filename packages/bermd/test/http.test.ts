@@ -219,6 +219,13 @@ describe('bermd with --token-file', () => {
     const list = await fetch(`${d.url}/harnesses`, { headers });
     expect(((await list.json()) as { name: string }[]).map((h) => h.name)).toEqual(['h']);
   });
+
+  it('reads the scheme without regard to case, as HTTP defines it', async () => {
+    for (const authorization of ['bearer s3cret-token', 'BEARER s3cret-token', 'Bearer  s3cret-token']) {
+      const res = await fetch(`${d.url}/harnesses`, { headers: { authorization } });
+      expect([authorization, res.status]).toEqual([authorization, 200]);
+    }
+  });
 });
 
 describe('bermd across restarts', { timeout: 90_000 }, () => {
