@@ -20,7 +20,7 @@ import {
   relayImage,
   type GuestImage,
 } from '../../../test/helpers/guest.js';
-import { wat2wasm } from '../../../test/helpers/wat.js';
+import { buildImage, sampleManifest, wat2wasm } from '../../../test/helpers/wat.js';
 
 const MiB = 1024 * 1024;
 
@@ -533,5 +533,45 @@ describe('deploy-time checks', () => {
     expect(() => runner.setHarness('relay', { module: new WebAssembly.Module(relay.bytes), manifest: relay.manifest, digest: 'sha256:03' })).toThrow(
       expect.objectContaining({ code: 'closed' }),
     );
+  });
+});
+
+describe('a host call whose answer the guest cannot take', () => {
+  // berm_alloc hands out the arguments' room, then answers the host call's allocation with `second`:
+  // a pointer past the end of the one-page memory, or a trap.
+  const guest = (second: string): string => `(module
+    (import "berm" "log" (func $log (param i32 i32) (result i64)))
+    (memory (export "memory") 1)
+    (data (i32.const 16) "{\\"level\\":\\"info\\",\\"message\\":\\"hello\\"}")
+    (data (i32.const 64) "{\\"ok\\":1}")
+    (global $calls (mut i32) (i32.const 0))
+    (func (export "berm_alloc") (param $len i32) (result i32)
+      (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+      (if (result i32) (i32.eq (global.get $calls) (i32.const 1)) (then (i32.const 1024)) (else ${second})))
+    (func (export "berm_tool_log") (param i32 i32) (result i64)
+      (drop (call $log (i32.const 16) (i32.const 36)))
+      (i64.or (i64.shl (i64.const 64) (i64.const 32)) (i64.const 8))))`;
+  const manifest = sampleManifest({ tools: [{ name: 'log', description: 'Logs once.', arguments: { type: 'object' } }] });
+  const r = recordingRunner();
+  beforeAll(async () => {
+    for (const [name, second] of [['wild', '(i32.const 65530)'], ['trapping', '(unreachable)']] as const) {
+      const bytes = await buildImage(guest(second), manifest);
+      await deploy(r.runner, name, { bytes, manifest });
+    }
+    await deploy(r.runner, 'basic', basic);
+  });
+  afterAll(() => r.runner.close());
+
+  it('fails the call, saying where, when berm_alloc answers room outside memory', async () => {
+    const error = failed(await r.runner.call('wild', 'log', {}));
+    expect(error.code).toBe('bad-result');
+    expect(error.message).toMatch(/^wild\.log: berm_alloc\(\d+\) returned 65530, which does not leave room inside the 65536-byte memory$/);
+  });
+
+  it('answers a trap in berm_alloc as the guest trapping, and the runner keeps serving', async () => {
+    const error = failed(await r.runner.call('trapping', 'log', {}));
+    expect(error.code).toBe('trap');
+    expect(error.message).toMatch(/^trapping\.log trapped: .*unreachable/);
+    expect(ok(await r.runner.call('basic', 'echo', { after: 'trap' }))).toEqual({ after: 'trap' });
   });
 });
