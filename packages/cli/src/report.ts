@@ -1,4 +1,5 @@
 import { describeFailure, type Failure } from './failure.js';
+import { printable } from './format/printable.js';
 
 /** What `--json` prints: one JSON document, uncoloured, on stdout. */
 export function writeJson(value: unknown): void {
@@ -9,7 +10,8 @@ export function writeJson(value: unknown): void {
 export function writeFailure(failure: Failure, bin: string, json: boolean): void {
   process.exitCode = failure.exit;
   if (json) writeJson({ error: failure.json });
-  else process.stderr.write(`${bin}: ${failure.line}\n`);
+  // Messages quote file names and what the reader could not parse, which may hold escape sequences.
+  else process.stderr.write(`${bin}: ${printable(failure.line)}\n`);
 }
 
 /**

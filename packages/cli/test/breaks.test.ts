@@ -146,6 +146,27 @@ describe('crab breaks colour', () => {
   });
 });
 
+describe('text the inputs control', () => {
+  it('reaches the terminal with its control characters shown as pictures, in breaks and in errors', async () => {
+    const esc = '\u001b';
+    // A closed object: the property's removal is a break, whose message and path name it.
+    const named = (key: string) =>
+      sampleManifest({ tools: [{ ...sampleManifest().tools[0]!, arguments: { type: 'object', properties: { [key]: { type: 'string' } }, additionalProperties: false } }] });
+    const key = `q${esc}[2J`;
+    const before = await scratch.write('control-old.json', JSON.stringify(named(key)));
+    const after = await scratch.write('control-new.json', JSON.stringify(named('q')));
+    const r = await runCli(['breaks', before, after], { env: { FORCE_COLOR: '1' } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('q\u241b[2J');
+    expect(r.stdout).not.toContain(`${esc}[2J`);
+    // The reader quotes what it could not parse; the one line on stderr does not pass it on raw.
+    const noise = await scratch.write('control.txt', `${esc}[2J${esc}]0;x\u0007`);
+    const bad = await runCli(['breaks', noise, after]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  });
+});
+
 describe('crab breaks on bad input', () => {
   const cases: { name: string; args: () => string[]; code: string; file: () => string; line: (f: string) => string }[] = [
     {

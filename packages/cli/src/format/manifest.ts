@@ -1,5 +1,6 @@
 import { ABI_VERSION, type EventSpec, type ManifestData, type ToolSpec } from '@berm/manifest';
 import { plain, type Paint } from './paint.js';
+import { printable, printableDeep } from './printable.js';
 import { renderArguments, renderSchema } from './schema.js';
 
 export interface ManifestView {
@@ -14,11 +15,12 @@ export interface ManifestView {
 }
 
 /** The human view of `crab inspect`: what an image declares, one line per tool and event. */
-export function renderManifest(manifest: ManifestData, view: ManifestView): string {
+export function renderManifest(data: ManifestData, view: ManifestView): string {
   const paint = view.paint ?? plain;
+  const manifest = printableDeep(data);
   const out: string[] = [];
 
-  out.push(paint.bold(view.name) + (manifest.version ? ` ${manifest.version}` : ''));
+  out.push(paint.bold(printable(view.name)) + (manifest.version ? ` ${manifest.version}` : ''));
   if (manifest.abi_version !== ABI_VERSION) {
     out.push(paint.yellow(`warning: abi_version is ${manifest.abi_version}, not ${ABI_VERSION}: deploy will refuse this image`));
   }

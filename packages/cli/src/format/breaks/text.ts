@@ -1,5 +1,6 @@
 import type { Break } from '@berm/manifest';
 import { plain, type Paint } from '../paint.js';
+import { printable } from '../printable.js';
 import { countBreaks, subjectOf } from './subject.js';
 
 export interface TextOptions<B extends Break> {
@@ -19,10 +20,10 @@ export function formatBreaksText<B extends Break>(breaks: readonly B[], paint: P
   const lines: string[] = [];
   for (const [subject, items] of groups) {
     const note = options.note?.(items);
-    lines.push(paint.bold(subject) + (note === undefined ? '' : `  ${paint.dim(`(${note})`)}`));
+    lines.push(paint.bold(printable(subject)) + (note === undefined ? '' : `  ${paint.dim(`(${note})`)}`));
     for (const item of items) {
-      const where = item.path ? `  ${paint.dim(item.path)}` : '';
-      lines.push(`  ${paint.red(item.code.padEnd(width))}  ${oneLine(item.message)}${where}`);
+      const where = item.path ? `  ${paint.dim(printable(item.path))}` : '';
+      lines.push(`  ${paint.red(item.code.padEnd(width))}  ${printable(oneLine(item.message))}${where}`);
     }
   }
   lines.push('', paint.bold(`${countBreaks(breaks.length)} in ${summarise([...groups.keys()])}`));

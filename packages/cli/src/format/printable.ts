@@ -1,0 +1,29 @@
+/**
+ * Text from an image (names, descriptions, schema keys and values) reaches a terminal in the human
+ * views, and an image is untrusted input: an escape sequence in its description could clear the
+ * screen, retitle the window or forge output. Control characters (C0 but tab and line feed, DEL,
+ * C1) are shown as their Unicode control pictures (ESC as ␛, CR as ␍), or � for C1, which has
+ * none: visible, one character each, and left alone by the JSON the schema views quote values in.
+ * Styles are applied after this, so crab's own escapes are the only ones written.
+ */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+function picture(c: string): string {
+  const code = c.charCodeAt(0);
+  if (code < 0x20) return String.fromCharCode(0x2400 + code);
+  return code === 0x7f ? '\u2421' : '\ufffd';
+}
+
+export function printable(text: string): string {
+  return text.replace(CONTROL, picture);
+}
+
+/** `value` with every string in it, object keys included, made printable. */
+export function printableDeep<T>(value: T): T {
+  if (typeof value === 'string') return printable(value) as T;
+  if (Array.isArray(value)) return value.map(printableDeep) as T;
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), printableDeep(v)])) as T;
+  }
+  return value;
+}
