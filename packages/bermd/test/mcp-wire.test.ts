@@ -4,7 +4,7 @@
 import http from 'node:http';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basicImage, relayImage } from '../../../test/helpers/guest.js';
+import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
 import { deploy } from './mcp-client.js';
@@ -18,10 +18,10 @@ interface RawResponse {
 /** Headers that name the moment or the length of one answer rather than what it is. */
 const VARYING = new Set(['date', 'content-length', 'transfer-encoding', 'keep-alive']);
 
-function post(base: string, headers: Record<string, string>, body: unknown): Promise<RawResponse> {
+function post(base: string, headers: Record<string, string>, body: unknown, method = 'POST'): Promise<RawResponse> {
   const url = new URL('/mcp', base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
@@ -35,7 +35,7 @@ function post(base: string, headers: Record<string, string>, body: unknown): Pro
       });
     });
     req.on('error', reject);
-    req.end(JSON.stringify(body));
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
@@ -118,6 +118,44 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
       }
     });
   }
+
+  /** A new session, initialized, whose calls travel alone (so the fast path answers them). */
+  async function openSession(): Promise<Record<string, string>> {
+    const init = await post(d.url, { 'content-type': 'application/json', accept }, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '0' } },
+    });
+    const headers = { 'content-type': 'application/json', accept, 'mcp-session-id': init.headers['mcp-session-id']! };
+    expect((await post(d.url, headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    return headers;
+  }
+
+  it('sends no response for a call its client cancelled, and ends its stream (MCP cancellation)', async () => {
+    await deploy(d.url, 'cancelled', (await relayImage()).bytes);
+    const headers = await openSession();
+    const answer = post(d.url, headers, { jsonrpc: '2.0', id: 'spin', method: 'tools/call', params: { name: 'cancelled.spin', arguments: {} } });
+    await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'cancelled');
+    const cancel = await post(d.url, headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'spin', reason: 'enough' } });
+    expect(cancel.status).toBe(202);
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('');
+    await d.waitForLog((e) => e.msg === 'call cancelled by its caller' && e.harness === 'cancelled');
+  });
+
+  it('stops the calls of a session its client ends, ending their streams without a response', async () => {
+    await deploy(d.url, 'ended', (await relayImage()).bytes);
+    const headers = await openSession();
+    const answer = post(d.url, headers, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'ended.spin', arguments: {} } });
+    await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'ended');
+    expect((await post(d.url, headers, undefined, 'DELETE')).status).toBe(200);
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('');
+    await d.waitForLog((e) => e.msg === 'call cancelled by its caller' && e.harness === 'ended');
+  });
 
   const malformed: Array<{ title: string; message: Record<string, unknown> }> = [
     { title: 'an id that is not an integer', message: { id: 1.5 } },

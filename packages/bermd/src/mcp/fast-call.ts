@@ -10,7 +10,8 @@
  * What it keeps: the same tool-call code as the session's server (`callTool`), the transport's checks
  * (session, Accept, Content-Type, protocol version: a request failing one takes the SDK's path and gets
  * its answer), the same answer on the wire (one SSE `message` event, preceded by the call's own
- * notifications), cancellation by `notifications/cancelled` and by the client going away. Anything
+ * notifications), cancellation by `notifications/cancelled`, by the session ending and by the client
+ * going away (a cancelled call's stream ends without a response, as MCP asks). Anything
  * else (initialize, lists, resources, batches, GET, DELETE) goes through the transport.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
@@ -144,5 +145,8 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     session.calls.delete(call.id);
     res.off('close', onClose);
   }
-  write(frame(message), true);
+  // A call its client cancelled, or whose session ended, gets no response (MCP's cancellation: the SDK's
+  // server sends none either); its stream just ends.
+  if (controller.signal.aborted) write('', true);
+  else write(frame(message), true);
 }

@@ -35,7 +35,11 @@ export class Session implements SessionState, FastCallSession {
       sessionIdGenerator: randomUUID,
       onsessioninitialized: () => onInitialized(this),
     });
-    this.transport.onclose = () => onClosed(this);
+    // The SDK's server aborts its own handlers when its transport closes; the fast path's calls stop too.
+    this.transport.onclose = () => {
+      for (const call of this.calls.values()) call.abort();
+      onClosed(this);
+    };
     this.server = buildMcpServer(core, this);
   }
 
