@@ -42,13 +42,16 @@ export function canonical(value: unknown): string {
 /**
  * Deep equality of JSON values (object member order aside), without allocating: two equal
  * schema documents cannot break anything, and most tools do not change between versions.
+ * With `refs` false it also says the values hold no `$ref`: two such schemas mean the same
+ * whatever documents they sit in, so the pair can be skipped without reading it.
  */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
+export function sameJson(a: unknown, b: unknown, refs = true): boolean {
+  // Without refs allowed, an object is read even when it is the same object, to look for `$ref`.
+  if (a === b && (refs || typeof a !== 'object' || a === null)) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i], refs)) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
@@ -57,35 +60,17 @@ export function sameJson(a: unknown, b: unknown): boolean {
   let count = 0;
   for (const key in ra) {
     if (!Object.prototype.hasOwnProperty.call(ra, key)) continue;
-    if (!Object.prototype.hasOwnProperty.call(rb, key) || !sameJson(ra[key], rb[key])) return false;
+    if (!refs && key === '$ref') return false;
+    if (!Object.prototype.hasOwnProperty.call(rb, key) || !sameJson(ra[key], rb[key], refs)) return false;
     count++;
   }
   for (const key in rb) if (Object.prototype.hasOwnProperty.call(rb, key)) count--;
   return count === 0;
 }
 
-/**
- * Deep equality that also says the values hold no `$ref`: two such schemas mean the same
- * whatever documents they sit in, so the pair can be skipped without reading it.
- */
+/** `sameJson` for schemas that must also hold no `$ref` to be skipped (see there). */
 export function sameWithoutRefs(a: unknown, b: unknown): boolean {
-  if (a === b && (typeof a !== 'object' || a === null)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameWithoutRefs(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  let count = 0;
-  for (const key in ra) {
-    if (key === '$ref' || !Object.prototype.hasOwnProperty.call(rb, key) || !sameWithoutRefs(ra[key], rb[key])) return false;
-    count++;
-  }
-  for (const key in rb) if (Object.prototype.hasOwnProperty.call(rb, key)) count--;
-  return count === 0;
+  return sameJson(a, b, false);
 }
 
 const SINGLE_TYPES: ReadonlyMap<string, ReadonlySet<JsonType>> = new Map(TYPE_ORDER.map((t) => [t, new Set([t])]));
