@@ -1,22 +1,20 @@
 /**
  * bermd put together: the registry (deployed set and store), the tool runtime that runs what it holds,
- * the MCP sessions that serve it, and the HTTP app carrying the control API and `/mcp`. Listening and
+ * the MCP sessions that serve it, and the HTTP app carrying the control API and `/mcp`. Each room is
+ * reached through its door (its index.ts); this is the one place that knows them all. Listening and
  * signals are `main`'s business.
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { egressContext, HttpEgress } from './egress/http.js';
+import { buildApp } from './app/index.js';
+import { controlPlugin } from './control/index.js';
+import { Registry, type DeployHooks } from './deploy/index.js';
+import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { BermdError } from './errors.js';
-import { buildHttpApp } from './http.js';
-import { ToolCatalog, type CatalogEntry } from './mcp/catalog.js';
-import { registerMcpRoutes } from './mcp/http.js';
-import type { EventMessage, McpCore, SessionState } from './mcp/server.js';
-import { McpSessions } from './mcp/sessions.js';
+import { createMcpEndpoint, McpSessions, ToolCatalog, type CatalogEntry, type EventMessage, type McpCore, type SessionState } from './mcp/index.js';
 import type { DaemonOptions } from './options.js';
-import { Registry, type DeployHooks } from './registry.js';
 import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
-import { Secrets } from './secrets.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -28,10 +26,7 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-export type DaemonConfig = Pick<
-  DaemonOptions,
-  'stateDir' | 'maxImageSize' | 'token' | 'callTimeoutMs' | 'maxMemoryBytes' | 'maxResultBytes' | 'maxCallDepth' | 'toolSeparator'
-> & {
+export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'token' | 'limits' | 'maxCallDepth' | 'toolSeparator'> & {
   /** Worker threads of the tool runtime; piscina's default (from the CPU count) when unset. */
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
@@ -89,10 +84,12 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     serve.length === 0
       ? undefined
       : new HttpEgress({ secrets, logger, maxBodyBytes: config.httpMaxBodyBytes, resolve: config.resolve, httpProxy: config.httpProxy });
+  const { limits } = config;
+  // The runtime takes its limits in its own options' terms; this is the one place they are translated.
   const runner = new ToolRunner({
-    callTimeoutMs: config.callTimeoutMs,
-    maxMemoryBytes: config.maxMemoryBytes,
-    maxResultBytes: config.maxResultBytes,
+    callTimeoutMs: limits.timeout_ms,
+    maxMemoryBytes: limits.max_memory_bytes,
+    maxResultBytes: limits.max_result_bytes,
     maxCallDepth: config.maxCallDepth,
     threads: config.threads,
     hostServices: egress?.services(serve),
@@ -114,7 +111,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
         });
         return { runtime, listing: catalog.prepare(name, checked.manifest.data) };
       } catch (e) {
-        throw isRunnerError(e) ? deployError(e, config.maxMemoryBytes) : e;
+        throw isRunnerError(e) ? deployError(e, limits.max_memory_bytes) : e;
       }
     },
     commit(name, prepared) {
@@ -131,14 +128,14 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
 
   // The memory cap is written into the module before V8 compiles it, so the module compiled at deploy
   // is the one every call instantiates, and an image that starts above the cap is refused there.
-  const rewriteImage = (bytes: Uint8Array, maxMemoryBytes = config.maxMemoryBytes): Uint8Array => {
+  const rewriteImage = (bytes: Uint8Array, maxMemoryBytes = limits.max_memory_bytes): Uint8Array => {
     try {
       return capMemory(bytes, maxMemoryBytes);
     } catch (e) {
       if (!isRunnerError(e)) throw e;
       // Bytes the cap cannot read and V8 would not compile either are the compile check's to report.
       if (e.code === 'bad-module' && !WebAssembly.validate(bytes)) return bytes;
-      throw deployError(e, maxMemoryBytes, maxMemoryBytes !== config.maxMemoryBytes);
+      throw deployError(e, maxMemoryBytes, maxMemoryBytes !== limits.max_memory_bytes);
     }
   };
 
@@ -151,7 +148,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       rewriteImage,
       breaksWindowMs: config.breaksWindowMs,
       servedSyscalls: serve,
-      bounds: { timeoutMs: config.callTimeoutMs, maxMemoryBytes: config.maxMemoryBytes, maxResultBytes: config.maxResultBytes },
+      bounds: limits,
       secretAvailable: (secret, harness) => secrets.availableTo(secret, harness),
     });
   } catch (e) {
@@ -173,8 +170,10 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const mcpSessions = sessions;
   registry.onChange(() => mcpSessions.listsChanged());
 
-  const app = buildHttpApp(registry, { logger, maxImageSize: config.maxImageSize, token: config.token });
-  const mcp = registerMcpRoutes(app, { sessions: mcpSessions });
+  const app = buildApp({ logger, bodyLimit: config.maxImageSize, token: config.token });
+  const mcp = createMcpEndpoint({ sessions: mcpSessions });
+  void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
+  void app.register(mcp.plugin);
 
   let closed: Promise<void> | undefined;
   return {

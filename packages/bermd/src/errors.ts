@@ -1,62 +1,30 @@
 /**
- * Every error bermd answers with, each with a stable string code and the HTTP status it maps to.
- * The core raises these; the HTTP layer only serialises them, so the core stays testable without a socket.
+ * The errors bermd answers with. Their codes, statuses and body are the wire contract's
+ * (`@berm/protocol`); the core raises them and the control plugin only serialises them, so the core
+ * stays testable without a socket.
  */
-export const ERROR_STATUS = {
-  'bad-name': 400,
-  'bad-image': 400,
-  'bad-request': 400,
-  'bad-limit': 400,
-  'bad-grant': 400,
-  unauthorized: 401,
-  'not-found': 404,
-  'image-too-large': 413,
-  'unsupported-media-type': 415,
-  'not-wasm': 422,
-  'compile-error': 422,
-  'abi-version': 422,
-  'missing-memory': 422,
-  'missing-alloc': 422,
-  'missing-export': 422,
-  'bad-export-signature': 422,
-  'bad-import-signature': 422,
-  'undeclared-import': 422,
-  'unserved-syscall': 422,
-  'unsupported-module': 422,
-  'memory-too-large': 422,
-  'bad-schema': 422,
-  'bad-host-pattern': 422,
-  'grant-not-declared': 422,
-  'limit-above-daemon': 422,
-  'tool-name-collision': 409,
-  'breaks-callers': 409,
-  'shutting-down': 503,
-  internal: 500,
-} as const;
+import { ApiError, badHarnessNameMessage, ERROR_STATUS, isHarnessName, type ErrorCode } from '@berm/protocol';
 
-export type BermdErrorCode = keyof typeof ERROR_STATUS;
+export { ERROR_STATUS };
+export type BermdErrorCode = ErrorCode;
 
-export class BermdError extends Error {
-  readonly code: BermdErrorCode;
-  readonly status: number;
-  /** Extra members of the JSON error body (e.g. `reason`, `offset`, `problems`). */
-  readonly details: Record<string, unknown>;
-
+export class BermdError extends ApiError {
   constructor(code: BermdErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
+    super(code, message, details);
     this.name = 'BermdError';
-    this.code = code;
-    this.status = ERROR_STATUS[code];
-    this.details = details;
   }
 
-  /** The body the control API answers with: `{"error": {"code", "message", ...details}}`. */
-  toBody(): { error: { code: string; message: string } & Record<string, unknown> } {
-    const { code: _code, message: _message, ...details } = this.details;
-    return { error: { code: this.code, message: this.message, ...details } };
+  /** The same error as bermd raises it, for one the protocol's readers threw. */
+  static from(e: ApiError): BermdError {
+    return e instanceof BermdError ? e : new BermdError(e.code, e.message, e.details);
   }
 }
 
 export function isBermdError(e: unknown): e is BermdError {
   return e instanceof BermdError;
+}
+
+/** A name outside the rule (spec §5) is refused before anything else is looked at. */
+export function assertHarnessName(name: string): void {
+  if (!isHarnessName(name)) throw new BermdError('bad-name', badHarnessNameMessage(name), { name });
 }

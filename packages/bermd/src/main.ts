@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { createDaemon, type Daemon } from './daemon.js';
 import { OptionsError, parseOptions, USAGE } from './options.js';
-import { redactingStream } from './secrets.js';
+import { redactingStream } from './egress/index.js';
 
 /** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
 export async function main(argv: string[]): Promise<void> {

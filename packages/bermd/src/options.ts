@@ -2,11 +2,12 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './compat.js';
-import { parseResolve, ResolveError, type ResolveEntry } from './egress/resolve.js';
-import { DEFAULT_HTTP_MAX_BODY, PROXY, SERVABLE_SYSCALLS } from './egress/syscalls.js';
-import { Secrets, SecretsFileError } from './secrets.js';
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_BYTES } from './runtime/index.js';
+import { MIN_MEMORY_BYTES, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
+import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './deploy/index.js';
+import { DEFAULT_HTTP_MAX_BODY, parseResolve, ResolveError, SERVABLE_SYSCALLS, Secrets, SecretsFileError, type ResolveEntry } from './egress/index.js';
+import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from './limits.js';
+
+const PROXY = SYSCALL.httpProxy;
 
 export const DEFAULT_PORT = 7477;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -23,12 +24,13 @@ export interface DaemonOptions {
   /** The bearer token every request must carry; undefined when auth is off. */
   token?: string;
   logLevel: string;
-  /** Wall-clock limit of one tool call, nested calls included. */
-  callTimeoutMs: number;
-  /** The most memory one guest instance may have; an image starting above it is refused at deploy. */
-  maxMemoryBytes: number;
-  /** The longest result a tool may answer (and host-call request a guest may make). */
-  maxResultBytes: number;
+  /**
+   * The daemon's limits, what a harness without its own runs under and the most a deploy may give one:
+   * the wall-clock limit of one tool call (nested calls included), the most memory one guest instance
+   * may have (an image starting above it is refused at deploy), and the longest result a tool may
+   * answer (and host-call request a guest may make).
+   */
+  limits: Limits;
   /** How deep `berm.call` may nest; 0 refuses the first nested call. */
   maxCallDepth: number;
   /** Between harness and tool in MCP tool names. */
@@ -96,23 +98,15 @@ export function parseListen(value: string): { host: string; port: number } {
   return { host, port };
 }
 
-export function parseSize(value: string, flag = '--max-image-size'): number {
-  const m = /^(\d+)\s*([KMG]i?B?)?$/i.exec(value.trim());
-  if (m === null) throw new OptionsError(`${flag} ${value}: expected a byte count such as 1048576, 512K or 64M`);
-  const unit = (m[2] ?? '').charAt(0).toUpperCase();
-  const scale = unit === 'K' ? 1024 : unit === 'M' ? 1024 ** 2 : unit === 'G' ? 1024 ** 3 : 1;
-  const n = Number(m[1]) * scale;
-  if (n < 1 || !Number.isSafeInteger(n)) throw new OptionsError(`${flag} ${value}: must be at least 1 byte`);
-  return n;
+function size(value: string, flag: string): number {
+  const bytes = readSizeLimit(flag, value);
+  if (typeof bytes === 'string') throw new OptionsError(bytes);
+  return bytes;
 }
 
-/** `500ms`, `10s`, `1.5s`, `2m`; a bare number is seconds. Answers milliseconds. */
-export function parseDuration(value: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/.exec(value.trim());
-  if (m === null) throw new OptionsError(`${flag} ${value}: expected a duration such as 500ms, 10s or 2m`);
-  const scale = m[2] === 'ms' ? 1 : m[2] === 'm' ? 60_000 : 1000;
-  const ms = Math.round(Number(m[1]) * scale);
-  if (ms < 1 || !Number.isSafeInteger(ms)) throw new OptionsError(`${flag} ${value}: must be at least 1ms`);
+function duration(value: string, flag: string): number {
+  const ms = readDurationLimit(flag, value);
+  if (typeof ms === 'string') throw new OptionsError(ms);
   return ms;
 }
 
@@ -159,7 +153,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   if (values.help) return 'help';
   const { host, port } = parseListen(values.listen ?? `${DEFAULT_HOST}:${DEFAULT_PORT}`);
   const stateDir = path.resolve(values.state ?? defaultStateDir(env));
-  const maxImageSize = values['max-image-size'] === undefined ? DEFAULT_MAX_IMAGE_SIZE : parseSize(values['max-image-size']);
+  const maxImageSize = values['max-image-size'] === undefined ? DEFAULT_MAX_IMAGE_SIZE : size(values['max-image-size'], '--max-image-size');
   let token: string | undefined;
   if (values['token-file'] !== undefined) {
     try {
@@ -169,10 +163,12 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     }
     if (token === '') throw new OptionsError(`--token-file ${values['token-file']}: the file is empty`);
   }
-  const callTimeoutMs = values['call-timeout'] === undefined ? DEFAULT_CALL_TIMEOUT_MS : parseDuration(values['call-timeout'], '--call-timeout');
-  const maxMemoryBytes = values['max-memory'] === undefined ? DEFAULT_MAX_MEMORY_BYTES : parseSize(values['max-memory'], '--max-memory');
-  if (maxMemoryBytes < 65536) throw new OptionsError(`--max-memory ${values['max-memory']}: must be at least 64K (one wasm page)`);
-  const maxResultBytes = values['max-result-size'] === undefined ? DEFAULT_MAX_RESULT_BYTES : parseSize(values['max-result-size'], '--max-result-size');
+  const limits: Limits = {
+    timeout_ms: values['call-timeout'] === undefined ? DEFAULT_LIMITS.timeout_ms : duration(values['call-timeout'], '--call-timeout'),
+    max_memory_bytes: values['max-memory'] === undefined ? DEFAULT_LIMITS.max_memory_bytes : size(values['max-memory'], '--max-memory'),
+    max_result_bytes: values['max-result-size'] === undefined ? DEFAULT_LIMITS.max_result_bytes : size(values['max-result-size'], '--max-result-size'),
+  };
+  if (limits.max_memory_bytes < MIN_MEMORY_BYTES) throw new OptionsError(`--max-memory ${values['max-memory']}: must be at least 64K (one wasm page)`);
   const maxCallDepth = values['max-call-depth'] === undefined ? DEFAULT_MAX_CALL_DEPTH : parseCount(values['max-call-depth'], '--max-call-depth');
   const toolSeparator = values['tool-separator'] === undefined ? DEFAULT_TOOL_SEPARATOR : parseSeparator(values['tool-separator']);
   const breaksWindowMs = values['breaks-window'] === undefined ? DEFAULT_BREAKS_WINDOW_MS : parseWindow(values['breaks-window']);
@@ -196,7 +192,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
       throw e;
     }
   }
-  const httpMaxBodyBytes = values['http-max-body'] === undefined ? DEFAULT_HTTP_MAX_BODY : parseSize(values['http-max-body'], '--http-max-body');
+  const httpMaxBodyBytes = values['http-max-body'] === undefined ? DEFAULT_HTTP_MAX_BODY : size(values['http-max-body'], '--http-max-body');
   return {
     host,
     port,
@@ -204,9 +200,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     maxImageSize,
     token,
     logLevel: values['log-level'] ?? 'info',
-    callTimeoutMs,
-    maxMemoryBytes,
-    maxResultBytes,
+    limits,
     maxCallDepth,
     toolSeparator,
     breaksWindowMs,

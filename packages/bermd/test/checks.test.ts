@@ -1,6 +1,7 @@
 // The deploy checks, without a daemon: each refusal's code, and what passes.
 import { describe, expect, it } from 'vitest';
-import { BermdError, checkImage, digestOf, readSignatures } from 'bermd';
+import { BermdError } from 'bermd';
+import { checkImage, digestOf, readSignatures } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { abiImportsImage, refusals, withSyscall } from './refusals.js';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
-import { digestOf } from 'bermd';
+import { digestOf } from '../dist/deploy/index.js';
 import { basicImage, basicManifest, basicWat, relayImage, relayManifest, relayWat } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { buildImage } from '../../../test/helpers/wat.js';

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
-import { BermdError, describeWindow, type GatedBreak, digestOf, parseOptions, parseWindow, Registry, usedWithin, type RegistryOptions } from 'bermd';
+import { BermdError, parseOptions } from 'bermd';
+import { describeWindow, type GatedBreak, digestOf, parseWindow, Registry, usedWithin, type RegistryOptions } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, tempDir } from './daemon.js';
 

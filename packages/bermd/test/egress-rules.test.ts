@@ -5,22 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Manifest } from '@berm/manifest';
-import {
-  BermdError,
-  Secrets,
-  SecretsFileError,
-  covers,
-  grantsFromSpecs,
-  matchesUrl,
-  parseBindingQuery,
-  parseGrant,
-  parseGuestRequest,
-  parseHostPattern,
-  parseResolve,
-  redactingStream,
-  secretRefs,
-  type HostPattern,
-} from '../dist/index.js';
+import { BermdError, Secrets, SecretsFileError } from 'bermd';
+import { grantsFromSpecs, parseBindingQuery, parseGrant } from '../dist/deploy/index.js';
+import { covers, matchesUrl, parseGuestRequest, parseHostPattern, parseResolve, redactingStream, secretRefs, type HostPattern } from '../dist/egress/index.js';
 import { httpManifest } from '../../../test/helpers/guest.js';
 
 function pattern(text: string): HostPattern {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ToolCatalog, type McpCore } from 'bermd';
+import { ToolCatalog, type McpCore } from '../dist/mcp/index.js';
 import { answerFastCall, FAST_HEADERS_AFTER_MS, type FastCallSession } from '../dist/mcp/fast-call.js';
 import type { CallOutcome } from '../dist/runtime/index.js';
 import { sampleManifest } from '../../../test/helpers/harness.js';

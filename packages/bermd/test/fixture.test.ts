@@ -1,6 +1,6 @@
 // The fixture images the daemon's tests deploy: V8 compiles them and their tools answer per the ABI.
 import { describe, expect, it } from 'vitest';
-import { readSignatures } from 'bermd';
+import { readSignatures } from '../dist/deploy/index.js';
 import { harnessImage, harnessWat, manifestWithTools } from '../../../test/helpers/harness.js';
 
 const decoder = new TextDecoder();

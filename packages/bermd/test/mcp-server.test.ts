@@ -5,7 +5,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildMcpServer, ToolCatalog, type EventMessage, type McpCore, type Use } from 'bermd';
+import type { Use } from '../dist/deploy/index.js';
+import { buildMcpServer, ToolCatalog, type EventMessage, type McpCore } from '../dist/mcp/index.js';
 import { ToolRunner } from '../dist/runtime/index.js';
 import { relayImage, type GuestImage } from '../../../test/helpers/guest.js';
 

@@ -3,7 +3,7 @@
 // callers branch on RunnerError, the deploy checks on SignatureReadError (answered as unsupported-module).
 import { describe, expect, it } from 'vitest';
 import { Manifest, ManifestError, customSection } from '@berm/manifest';
-import { abiProblems, readSignatures } from 'bermd';
+import { abiProblems, readSignatures } from '../dist/deploy/index.js';
 import { capMemory, RunnerError } from '../dist/runtime/index.js';
 import { sampleManifest } from '../../../test/helpers/harness.js';
 import { wat2wasm } from '../../../test/helpers/wat.js';

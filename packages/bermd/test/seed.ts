@@ -2,7 +2,7 @@
 // (`harnesses/<name>.wasm` and `<name>.json`), so a test can give them uses in the past.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { digestOf } from 'bermd';
+import { digestOf } from '../dist/deploy/index.js';
 
 export interface SeededUse {
   /** Last use per tool, as epoch milliseconds. */

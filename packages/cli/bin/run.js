@@ -15,11 +15,10 @@ process.stdout.on('error', (err) => {
   if (err.code !== 'EPIPE') throw err;
 });
 
-// `inspect --json IMAGE` is what scripts and CI run, often in loops, so its start-up is what
-// counts. oclif cannot make it fast: loading @oclif/core and its config alone (`crab --version`)
-// costs about 2.3x a bare `node -e 0`, before any command is imported (bench/cli.js measures the
-// whole command). So exactly that command line skips oclif and calls the function the command's
-// `--json` path calls; anything else (other flags, `--help`, human output) goes through oclif.
+// `inspect --json IMAGE` skips oclif, which costs more to load than the whole command takes without
+// it: src/fast-path.ts says why and what it takes, and its test holds it to oclif's parser. Anything
+// else (other flags, `--help`, human output) goes through oclif.
+const { plainInspectJsonImage } = await import('../dist/fast-path.js');
 const image = plainInspectJsonImage(argv);
 if (image !== undefined) {
   const { inspectJson } = await import('../dist/inspect-json.js');
@@ -55,12 +54,4 @@ function manifestIsStale() {
   } catch {
     return true;
   }
-}
-
-/** The IMAGE of `inspect --json IMAGE` or `inspect IMAGE --json`, and of nothing else. */
-function plainInspectJsonImage(args) {
-  if (args.length !== 3 || args[0] !== 'inspect') return undefined;
-  const rest = args.slice(1);
-  const operands = rest.filter((a) => a !== '--json');
-  return rest.length - operands.length === 1 && !operands[0].startsWith('-') ? operands[0] : undefined;
 }

@@ -1,8 +1,31 @@
 /**
  * The one place where a failure's stable code becomes the process exit status (spec §7).
- * Adding a code is one line in `EXIT_CODES`; a code absent from the table falls back on the
- * HTTP status the daemon answered with, then on `GENERIC_FAILURE`.
+ * The table lists every code the command line can meet, the daemon's (`@berm/protocol`), the
+ * client's, the manifest reader's and its own, and the compiler holds it to that: a code added to any
+ * of them and not here fails the build. A code the table cannot know (from a newer daemon) falls back
+ * on the HTTP status the daemon answered with, then on `GENERIC_FAILURE`.
  */
+import type { ClientErrorCode } from '@berm/client';
+import type { ManifestErrorCode } from '@berm/manifest';
+import type { ErrorCode } from '@berm/protocol';
+
+/** The codes the command line raises itself (`CliError`). */
+export const CLI_ERROR_CODES = [
+  'breaks-found',
+  'file-not-found',
+  'is-a-directory',
+  'file-unreadable',
+  'not-image-or-manifest',
+  'usage',
+  'harness-not-found',
+  'internal',
+] as const;
+
+export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
+
+/** Every code a failure of the command line can carry. */
+export type Code = ErrorCode | ClientErrorCode | ManifestErrorCode | CliErrorCode;
+
 export const EXIT = {
   ok: 0,
   /** The command's own negative answer: breaks found, deploy refused. */
@@ -15,7 +38,7 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
+export const EXIT_CODES = {
   // The command answered, and the answer is no.
   'breaks-found': EXIT.negative,
   'breaks-callers': EXIT.negative,
@@ -76,7 +99,9 @@ export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
 
   // The daemon failed without an answer to give.
   'internal': EXIT.negative,
-};
+} as const satisfies Readonly<Record<Code, ExitCode>>;
+
+const TABLE: Readonly<Record<string, ExitCode>> = EXIT_CODES;
 
 /** Anything the table does not know: the command failed without an answer to give. */
 export const GENERIC_FAILURE: ExitCode = EXIT.negative;
@@ -87,7 +112,7 @@ export const GENERIC_FAILURE: ExitCode = EXIT.negative;
  * negative answer), any other 4xx is input the daemon found bad.
  */
 export function exitCodeFor(code: string, status?: number): ExitCode {
-  const known = Object.hasOwn(EXIT_CODES, code) ? EXIT_CODES[code] : undefined;
+  const known = Object.hasOwn(TABLE, code) ? TABLE[code] : undefined;
   if (known !== undefined) return known;
   if (status === 409 || status === 422) return EXIT.negative;
   if (status !== undefined && status >= 400 && status < 500) return EXIT.badInput;

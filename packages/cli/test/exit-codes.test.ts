@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManifestError } from '@berm/manifest';
 import { CLIENT_ERROR_CODES } from '@berm/client';
-import { ERROR_STATUS } from 'bermd';
+import { ERROR_STATUS } from '@berm/protocol';
 import { CliError, EXIT, EXIT_CODES, describeFailure, exitCodeFor } from '@berm/cli';
 
 describe('exitCodeFor', () => {

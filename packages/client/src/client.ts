@@ -1,46 +1,17 @@
+import { badHarnessNameMessage, encodeDeployQuery, isHarnessName, type DeployAnswer, type DeployOptions, type DeployResult, type HarnessDetail, type HarnessSummary } from '@berm/protocol';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BermClientError, DaemonUnreachableError, errorCode, isUnreachable } from './errors.js';
-import type { DeployResult, HarnessDetail, HarnessSummary } from './types.js';
+
+export type { DeployOptions };
 
 /** The address bermd listens on unless told otherwise. */
 export const DEFAULT_URL = 'http://127.0.0.1:7477';
-
-/** The harness name rule (spec §5), checked here too so a name like `..` never turns into another path. */
-const HARNESS_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface BermClientOptions {
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string;
   /** An undici dispatcher to send through; by default the client owns one and `close()` ends it. */
   dispatcher?: Dispatcher;
-}
-
-export interface DeployOptions {
-  /** Deploy even when the new image breaks recent callers. */
-  force?: boolean;
-  /** The harness's own call time limit, below the daemon's: `500ms`, `10s`, `2m`, or a number of milliseconds. */
-  timeout?: string | number;
-  /** The harness's own memory cap, below the daemon's: `16M`, `512K`, or a number of bytes. */
-  maxMemory?: string | number;
-  /** The harness's own result size limit, below the daemon's: `256K`, or a number of bytes. */
-  maxResultSize?: string | number;
-  /**
-   * What the harness is granted, when less than everything it declares: `syscall=berm.http.fetch`,
-   * `berm.http.fetch=api.example.com`, `secret=example`, or `none`. Without grants, everything declared is.
-   */
-  grants?: string[];
-}
-
-/** The deploy's query string: force and the bindings, as the daemon reads them. */
-function deployQuery(options: DeployOptions): string {
-  const query = new URLSearchParams();
-  if (options.force) query.set('force', 'true');
-  if (options.timeout !== undefined) query.set('timeout', typeof options.timeout === 'number' ? `${options.timeout}ms` : options.timeout);
-  if (options.maxMemory !== undefined) query.set('max_memory', String(options.maxMemory));
-  if (options.maxResultSize !== undefined) query.set('max_result_size', String(options.maxResultSize));
-  for (const grant of options.grants ?? []) query.append('grant', grant);
-  const text = query.toString();
-  return text === '' ? '' : `?${text}`;
 }
 
 type Method = 'GET' | 'PUT' | 'DELETE';
@@ -70,12 +41,12 @@ export class BermClient {
 
   /** Deploys `bytes` as `name`; a refusal is a `BermClientError` with the daemon's code (e.g. `missing-export`). */
   async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
-    const path = `${this.harnessPath(name)}${deployQuery(options)}`;
+    const path = `${this.harnessPath(name)}${encodeDeployQuery(options)}`;
     const { status, body } = await this.send('PUT', path, [200, 201], {
       body: bytes,
       headers: { 'content-type': 'application/wasm' },
     });
-    return { ...(await this.json<Omit<DeployResult, 'replaced'>>(body, path)), replaced: status === 200 };
+    return { ...(await this.json<DeployAnswer>(body, path)), replaced: status === 200 };
   }
 
   async list(): Promise<HarnessSummary[]> {
@@ -106,13 +77,8 @@ export class BermClient {
   }
 
   private harnessPath(name: string): string {
-    if (!HARNESS_NAME.test(name)) {
-      throw new BermClientError(
-        'bad-name',
-        `harness name ${JSON.stringify(name)} is not allowed: use 1 to 64 letters, digits, '_' or '-' (no dots)`,
-        `${this.url}/harnesses/`,
-      );
-    }
+    // The rule is checked here too, so a name like `..` never turns into another path.
+    if (!isHarnessName(name)) throw new BermClientError('bad-name', badHarnessNameMessage(name), `${this.url}/harnesses/`);
     return `/harnesses/${name}`;
   }
 

@@ -1,6 +1,8 @@
 /** The codes the client raises itself; every other code is the daemon's. */
 export const CLIENT_ERROR_CODES = ['bad-url', 'bad-name', 'daemon-unreachable', 'connection-lost', 'unexpected-response'] as const;
 
+export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
+
 /** An answer from bermd that is not the one asked for, or no answer at all. Callers branch on `code`. */
 export class BermClientError extends Error {
   /** The daemon's stable error code, or one of the client's own (`CLIENT_ERROR_CODES`). */

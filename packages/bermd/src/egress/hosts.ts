@@ -11,6 +11,7 @@
  * Names compare case-insensitively and as the URL parser normalises them (lowercase, punycode), and a
  * trailing dot is part of the name, so `api.example.com.` is not `api.example.com`.
  */
+import { HTTP_SYSCALLS, type GrantSet } from '@berm/protocol';
 
 export interface HostPattern {
   /** As written, lowercased: what grants and answers show. */
@@ -111,4 +112,14 @@ export function parseHostPatterns(texts: readonly string[]): { patterns: HostPat
     else patterns.push(p);
   }
   return { patterns, problems };
+}
+
+/** Parsed host patterns of a grant set's HTTP syscalls, for matching requests. */
+export function grantedPatterns(grants: GrantSet): Map<string, HostPattern[]> {
+  const out = new Map<string, HostPattern[]>();
+  for (const syscall of HTTP_SYSCALLS) {
+    const hosts = grants.syscalls[syscall];
+    if (hosts !== undefined) out.set(syscall, parseHostPatterns(hosts).patterns);
+  }
+  return out;
 }

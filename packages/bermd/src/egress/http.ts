@@ -12,14 +12,21 @@
  */
 import type { Logger } from 'pino';
 import { Agent, ProxyAgent, type Dispatcher } from 'undici';
-import { grantedPatterns, type GrantSet } from '../bindings.js';
+import { HTTP_SYSCALLS, SYSCALL, type GrantSet } from '@berm/protocol';
 import type { HostEnvelope, HostService, HostServiceCall } from '../runtime/index.js';
-import type { Secrets } from '../secrets.js';
-import { firstMatch, type HostPattern } from './hosts.js';
+import { firstMatch, grantedPatterns, type HostPattern } from './hosts.js';
 import { parseGuestRequest, SECRET_REF, secretRefs, type GuestRequest } from './request.js';
 import { resolvingConnector, type ResolveEntry } from './resolve.js';
-import { DEFAULT_HTTP_MAX_BODY, FETCH, PROXY } from './syscalls.js';
+import type { Secrets } from './secrets.js';
 
+const FETCH = SYSCALL.httpFetch;
+const PROXY = SYSCALL.httpProxy;
+
+/** The syscalls beyond the ABI that bermd can serve, when its operator turns them on (`--serve`). */
+export const SERVABLE_SYSCALLS: readonly string[] = HTTP_SYSCALLS;
+
+/** 1 MiB: the default bound on a response body handed to a guest (`--http-max-body`). */
+export const DEFAULT_HTTP_MAX_BODY = 1024 * 1024;
 
 /** What a harness may reach, as `HarnessInput.context` carries it to the services. */
 export interface EgressContext {

@@ -3,7 +3,7 @@
  * sent: `{"method": "GET", "url": "https://...", "headers": {"name": "value"}, "body": "text"}`, with
  * `"body_base64": true` when `body` is base64 for bytes that are not text.
  */
-import { isPlainObject } from '../runtime/guest-memory.js';
+import { isPlainObject } from '../runtime/index.js';
 
 export interface GuestRequest {
   method: string;

@@ -2,6 +2,7 @@ export { ToolCatalog, usageUri, harnessOfUsageUri, USAGE_MIME_TYPE, type Catalog
 export { compileOutputCheck, type OutputCheck } from './output-check.js';
 export {
   buildMcpServer,
+  callTool,
   toolResult,
   instructionsFor,
   wantsLog,
@@ -12,4 +13,5 @@ export {
   type EventMessage,
 } from './server.js';
 export { McpSessions, Session, SESSION_IDLE_MS } from './sessions.js';
-export { registerMcpRoutes, MCP_PATH, MAX_MCP_BODY, type McpRoutesOptions } from './http.js';
+export { createMcpEndpoint, MCP_PATH, MAX_MCP_BODY, type McpEndpoint, type McpEndpointOptions } from './plugin.js';
+export { ANSWERERS, fastCall, sdkTransport, type McpAnswerer, type McpExchange } from './transport.js';

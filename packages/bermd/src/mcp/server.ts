@@ -18,7 +18,7 @@ import {
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import type { Use } from '../registry.js';
+import type { Use } from '../deploy/index.js';
 import type { CallOptions, CallOutcome } from '../runtime/index.js';
 import { harnessOfUsageUri, USAGE_MIME_TYPE, usageUri, type CatalogTool, type ToolCatalog } from './catalog.js';
 

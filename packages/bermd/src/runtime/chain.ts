@@ -8,11 +8,10 @@ import { createRequire } from 'node:module';
 import type { TransferListItem } from 'node:worker_threads';
 import type { CallError } from './errors.js';
 import { AbiViolation, encodeText, isPlainObject, memorySize, pack, parseJson, readGuest, unpack, writeGuest, type GuestPort } from './guest-memory.js';
-import { HOST_CALLS, type HostCall, type HostCallContext, type HostEnvelope } from './host-calls.js';
-import type { GuestOutcome, Limits, ProgramPayload, WorkerMessage } from './protocol.js';
+import type { CallChain, ChainProgram, HostCall, HostCallContext, HostEnvelope, WorkerMessageBody } from './host-call.js';
+import { HOST_CALLS } from './host-calls.js';
 import { violation, type Check } from './schema-issues.js';
-
-type WorkerMessageBody = WorkerMessage extends infer M ? (M extends WorkerMessage ? Omit<M, 'callId'> : never) : never;
+import type { GuestOutcome, ProgramPayload, TaskLimits, WorkerMessage } from './worker-messages.js';
 
 /** What a worker keeps about a deployed program between tasks: derived once, keyed by the deploy's key. */
 interface ProgramFacts {
@@ -44,7 +43,7 @@ function loadChecks(source: string): Record<string, Check> {
   return module.exports;
 }
 
-export class LoadedProgram {
+export class LoadedProgram implements ChainProgram {
   readonly name: string;
   readonly payload: ProgramPayload;
   readonly facts: ProgramFacts;
@@ -70,15 +69,15 @@ function failure(code: CallError['code'], message: string): GuestOutcome {
   return { error: { code, message } };
 }
 
-export class Chain {
-  readonly limits: Limits;
+export class Chain implements CallChain {
+  readonly limits: TaskLimits;
   posted = 0;
   private sent = 0;
   private readonly callId: number;
   private readonly programs: Map<string, LoadedProgram>;
   private readonly send: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
 
-  constructor(callId: number, programs: ProgramPayload[], limits: Limits, send: (message: WorkerMessage, transfer?: TransferListItem[]) => void) {
+  constructor(callId: number, programs: ProgramPayload[], limits: TaskLimits, send: (message: WorkerMessage, transfer?: TransferListItem[]) => void) {
     this.callId = callId;
     this.limits = limits;
     this.send = send;

@@ -7,23 +7,10 @@
  * `hostServices` serve it. Which syscalls a daemon serves is the operator's choice (`--serve`), which the
  * deploy checks enforce; a guest importing a name absent from this table is never instantiated.
  */
+import { HOST_CALL } from '@berm/protocol';
 import { isPlainObject } from './guest-memory.js';
-import type { Chain, LoadedProgram } from './chain.js';
+import type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
 import { ASYNC_HOST_CALLS, forwardedHostCall } from './http-fetch.js';
-
-export type HostEnvelope = { ok: unknown } | { refused: string } | { failed: string };
-
-/** Who is making a host call: the program and tool whose instance imported it, and how deep in the chain. */
-export interface HostCallContext {
-  chain: Chain;
-  program: LoadedProgram;
-  tool: string;
-  /** 0 for the tool the runner called, n for the n-th nested `berm.call`. */
-  depth: number;
-}
-
-/** `size` is the request's length in bytes, for host calls that budget what a guest sends. */
-export type HostCall = (ctx: HostCallContext, request: unknown, size: number) => HostEnvelope;
 
 /** Log levels a guest may use: MCP's (RFC 5424 names) and the two aliases Rust and JS loggers write. */
 export const LOG_LEVELS: ReadonlySet<string> = new Set(['trace', 'debug', 'info', 'notice', 'warn', 'warning', 'error', 'critical', 'alert', 'emergency']);
@@ -92,9 +79,9 @@ const emit: HostCall = (ctx, request, size) => {
 };
 
 export const HOST_CALLS: ReadonlyMap<string, HostCall> = new Map([
-  ['berm.call', call],
-  ['berm.log', log],
-  ['berm.emit', emit],
+  [HOST_CALL.call, call],
+  [HOST_CALL.log, log],
+  [HOST_CALL.emit, emit],
   // Served on the main thread by the runner's hostServices; refused when it has none for the name.
   ...ASYNC_HOST_CALLS.map((name): [string, HostCall] => [name, forwardedHostCall(name)]),
 ]);

@@ -10,10 +10,11 @@
  * worker (which ends an `Atomics.wait` too) and aborts the request under way.
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import type { HostCall, HostEnvelope } from './host-calls.js';
+import { HTTP_SYSCALLS } from '@berm/protocol';
+import type { HostCall, HostEnvelope } from './host-call.js';
 
 /** Host calls whose work the main thread does; each must be given a service (`RunnerOptions.hostServices`) to do anything. */
-export const ASYNC_HOST_CALLS: readonly string[] = ['berm.http.fetch', 'berm.http.proxy'];
+export const ASYNC_HOST_CALLS: readonly string[] = HTTP_SYSCALLS;
 
 const WAITING = 0;
 export const ANSWERED = 1;

@@ -1,13 +1,10 @@
 export {
   ToolRunner,
-  PreparedHarness,
   DEFAULT_CALL_TIMEOUT_MS,
   DEFAULT_MAX_MEMORY_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_CALL_DEPTH,
   type RunnerOptions,
-  type HarnessLimits,
-  type HarnessInput,
   type CallOptions,
   type CallOutcome,
   type Reached,
@@ -15,9 +12,12 @@ export {
   type EventHandler,
   type EmittedEvent,
 } from './runner.js';
+export { PreparedHarness, type HarnessLimits, type HarnessInput } from './deployed.js';
 export { capMemory, capPages, WASM_PAGE_BYTES } from './memory-cap.js';
 export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type CallErrorCode } from './errors.js';
-export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS, type HostCall, type HostCallContext, type HostEnvelope } from './host-calls.js';
+export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS } from './host-calls.js';
+export type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
 export { compileValidators, type HarnessValidators } from './validators.js';
 export { describeIssue, violation, type Check, type SchemaIssue } from './schema-issues.js';
 export { ASYNC_HOST_CALLS, type HostService, type HostServiceCall } from './http-fetch.js';
+export { isPlainObject } from './guest-memory.js';

@@ -17,24 +17,19 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { ManifestData } from '@berm/manifest';
+import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from '../limits.js';
+import { DeployedSet, type Entry, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
 import { RunnerError, type CallError } from './errors.js';
+import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
-import type { HostEnvelope } from './host-calls.js';
-import type { GuestOutcome, ProgramPayload, Task, TaskResult, WorkerMessage } from './protocol.js';
 import { violation } from './schema-issues.js';
-import { compileValidators, type HarnessValidators } from './validators.js';
+import type { GuestOutcome, ProgramPayload, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
-export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
-export const DEFAULT_MAX_MEMORY_BYTES = 64 * 1024 * 1024;
-/**
- * 1 MiB: a result is JSON text a model will read, so anything near this size is already far past what
- * is useful in a context window, while the host holds it several times over (guest memory, decoded
- * string, parsed value, the MCP response). The same bound applies to one host-call request.
- */
-export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
-export const DEFAULT_MAX_CALL_DEPTH = 4;
+export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout_ms;
+export const DEFAULT_MAX_MEMORY_BYTES = DEFAULT_LIMITS.max_memory_bytes;
+export const DEFAULT_MAX_RESULT_BYTES = DEFAULT_LIMITS.max_result_bytes;
+export { DEFAULT_MAX_CALL_DEPTH };
 
 /** A `berm.log` line, tagged with the harness and tool whose instance wrote it. */
 export interface GuestLogEntry {
@@ -73,24 +68,6 @@ export interface RunnerOptions {
   hostServices?: ReadonlyMap<string, HostService>;
 }
 
-/** A harness's own limits, below the runner's (which apply when these are unset). */
-export interface HarnessLimits {
-  /** Wall-clock limit of a call that enters through this harness, its nested calls included. */
-  callTimeoutMs?: number;
-  /** The longest result (and host-call request) read from this harness's instances, wherever in a chain they run. */
-  maxResultBytes?: number;
-}
-
-export interface HarnessInput {
-  /** Compiled from bytes that went through `capMemory` (or `ToolRunner.compile`, which does both). */
-  module: WebAssembly.Module;
-  manifest: ManifestData;
-  digest: string;
-  limits?: HarnessLimits;
-  /** Anything the deployer wants its host services to see for this harness (e.g. what it is granted); never sent to a worker. */
-  context?: unknown;
-}
-
 /** What one call ran: the tools (the called one and every nested call that started) and accepted events. */
 export interface Reached {
   tools: Array<{ harness: string; tool: string }>;
@@ -110,33 +87,6 @@ export interface CallOptions {
   onEmit?: (event: EmittedEvent) => void;
 }
 
-/** A harness checked and with its validators compiled, ready for `setHarness` (which then cannot fail). */
-export class PreparedHarness {
-  constructor(
-    readonly input: HarnessInput,
-    readonly validators: HarnessValidators,
-    /** It imports `berm.call`: its tasks carry the programs within reach. */
-    readonly callsOthers: boolean,
-    /** It imports `berm.emit`: its tasks carry its event validators. */
-    readonly emits: boolean,
-  ) {}
-}
-
-interface Entry {
-  name: string;
-  digest: string;
-  manifest: ManifestData;
-  validators: HarnessValidators;
-  /** Without validator source: for a harness whose instance never validates anything in the worker. */
-  bare: ProgramPayload;
-  /** With validator source: for nested-call targets and harnesses that emit or call. */
-  full: ProgramPayload;
-  callsOthers: boolean;
-  needsChecks: boolean;
-  callTimeoutMs: number;
-  context: unknown;
-}
-
 interface CallState {
   /** The harness the call entered through: its time limit applies, and host services see it as the chain's caller. */
   entry: Entry;
@@ -152,11 +102,6 @@ interface CallState {
   tools: Map<string, { harness: string; tool: string }>;
   events: Map<string, { harness: string; event: string }>;
   options: CallOptions;
-}
-
-function positiveInteger(name: string, value: number, min: number): number {
-  if (!Number.isSafeInteger(value) || value < min) throw new RunnerError('bad-option', `${name} must be an integer of at least ${min}, not ${value}`);
-  return value;
 }
 
 /** The built worker script: next to this module in `dist/`, or, when sources are run directly, in the build. */
@@ -183,17 +128,12 @@ export class ToolRunner {
   readonly maxResultBytes: number;
   readonly maxCallDepth: number;
   private readonly pool: Piscina<Task, TaskResult>;
-  private readonly entries = new Map<string, Entry>();
+  private readonly deployed: DeployedSet;
   private readonly calls = new Map<number, CallState>();
-  /** The programs each harness can reach, recomputed after any deploy or undeploy. */
-  private readonly closures = new Map<string, ProgramPayload[]>();
   private readonly log?: (entry: GuestLogEntry) => void;
   private readonly onEvent?: EventHandler;
   private readonly hostServices: ReadonlyMap<string, HostService>;
-  /** The entry each payload was built for; weak, so a replaced deploy goes once no call holds its payloads. */
-  private readonly owners = new WeakMap<ProgramPayload, Entry>();
   private nextCallId = 1;
-  private nextKey = 1;
   private closed = false;
 
   constructor(options: RunnerOptions = {}) {
@@ -201,6 +141,7 @@ export class ToolRunner {
     this.maxMemoryBytes = positiveInteger('maxMemoryBytes', options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES, 65536);
     this.maxResultBytes = positiveInteger('maxResultBytes', options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, 1);
     this.maxCallDepth = positiveInteger('maxCallDepth', options.maxCallDepth ?? DEFAULT_MAX_CALL_DEPTH, 0);
+    this.deployed = new DeployedSet({ callTimeoutMs: this.callTimeoutMs, maxResultBytes: this.maxResultBytes, maxCallDepth: this.maxCallDepth });
     this.log = options.log;
     this.onEvent = options.onEvent;
     this.hostServices = options.hostServices ?? new Map();
@@ -232,13 +173,7 @@ export class ToolRunner {
    * `bad-harness`). A deploy calls this before storing anything, then `setHarness` once stored.
    */
   prepareHarness(harness: HarnessInput): PreparedHarness {
-    const { module, manifest } = harness;
-    const exported = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
-    for (const tool of manifest.tools) {
-      if (!exported.has(`berm_tool_${tool.name}`)) throw new RunnerError('bad-harness', `tool "${tool.name}" has no export berm_tool_${tool.name}`, tool.name);
-    }
-    const imported = new Set(WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}`));
-    return new PreparedHarness(harness, compileValidators(manifest), imported.has('berm.call'), imported.has('berm.emit'));
+    return prepareHarness(harness);
   }
 
   /**
@@ -248,59 +183,28 @@ export class ToolRunner {
    */
   setHarness(name: string, harness: HarnessInput | PreparedHarness): void {
     if (this.closed) throw new RunnerError('closed', 'the tool runner is closed');
-    const prepared = harness instanceof PreparedHarness ? harness : this.prepareHarness(harness);
-    const { module, manifest, digest, limits = {} } = prepared.input;
-    const callTimeoutMs = positiveInteger('limits.callTimeoutMs', limits.callTimeoutMs ?? this.callTimeoutMs, 1);
-    const maxResultBytes = positiveInteger('limits.maxResultBytes', limits.maxResultBytes ?? this.maxResultBytes, 1);
-    const bare: ProgramPayload = {
-      name,
-      key: this.nextKey++,
-      module,
-      tools: manifest.tools.map((t) => t.name),
-      events: manifest.events.map((e) => e.name),
-      programs: [...(manifest.deps?.programs ?? [])],
-      validators: '',
-      maxResultBytes,
-    };
-    const entry: Entry = {
-      name,
-      digest,
-      manifest,
-      validators: prepared.validators,
-      bare,
-      full: { ...bare, validators: prepared.validators.source },
-      callsOthers: prepared.callsOthers,
-      needsChecks: prepared.callsOthers || prepared.emits,
-      callTimeoutMs,
-      context: prepared.input.context,
-    };
-    this.owners.set(entry.bare, entry);
-    this.owners.set(entry.full, entry);
-    this.entries.set(name, entry);
-    this.closures.clear();
+    this.deployed.set(name, harness instanceof PreparedHarness ? harness : prepareHarness(harness));
   }
 
   /** Undeploys `name`; true when it was deployed. Calls already running finish. */
   removeHarness(name: string): boolean {
-    const removed = this.entries.delete(name);
-    if (removed) this.closures.clear();
-    return removed;
+    return this.deployed.delete(name);
   }
 
   has(name: string): boolean {
-    return this.entries.has(name);
+    return this.deployed.get(name) !== undefined;
   }
 
   /** The digest `name` was deployed with, if it is. */
   digestOf(name: string): string | undefined {
-    return this.entries.get(name)?.digest;
+    return this.deployed.get(name)?.digest;
   }
 
   /** Runs `harness`'s `tool` with `args` (a JSON value; undefined means `{}`). Never rejects: failures are outcomes. */
   async call(harness: string, tool: string, args: unknown, options: CallOptions = {}): Promise<CallOutcome> {
     const none: Reached = { tools: [], events: [] };
     if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none };
-    const entry = this.entries.get(harness);
+    const entry = this.deployed.get(harness);
     if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none };
     const check = entry.validators.tools.get(tool);
     if (check === undefined) return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none };
@@ -318,7 +222,7 @@ export class ToolRunner {
     if (options.signal?.aborted) return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none };
 
     const callId = this.nextCallId++;
-    const programs = this.programsFor(entry);
+    const programs = this.deployed.programsFor(entry);
     const state: CallState = {
       entry,
       programs,
@@ -376,32 +280,6 @@ export class ToolRunner {
     return { code: 'internal', message: `${label} failed in the runtime: ${e instanceof Error ? e.message : String(e)}` };
   }
 
-  /** The called harness first, then (only if it can call) every deployed program within reach of the depth limit. */
-  private programsFor(entry: Entry): ProgramPayload[] {
-    if (!entry.callsOthers) return [entry.needsChecks ? entry.full : entry.bare];
-    let programs = this.closures.get(entry.name);
-    if (programs !== undefined) return programs;
-    const seen = new Set([entry.name]);
-    programs = [entry.full];
-    let frontier = [entry];
-    for (let depth = 1; depth <= this.maxCallDepth && frontier.length > 0; depth++) {
-      const next: Entry[] = [];
-      for (const from of frontier) {
-        if (!from.callsOthers) continue;
-        for (const name of from.bare.programs) {
-          const target = this.entries.get(name);
-          if (target === undefined || seen.has(name)) continue;
-          seen.add(name);
-          programs.push(target.full);
-          next.push(target);
-        }
-      }
-      frontier = next;
-    }
-    this.closures.set(entry.name, programs);
-    return programs;
-  }
-
   /** Runs a forwarded host call's service and wakes the waiting worker with its envelope (http-fetch.ts). */
   private serveHost(state: CallState | undefined, message: Extract<WorkerMessage, { kind: 'host' }>): void {
     const { reply, flag, name } = message;
@@ -415,7 +293,7 @@ export class ToolRunner {
       return;
     }
     const payload = state.programs.find((p) => p.name === message.harness);
-    const owner = payload === undefined ? undefined : this.owners.get(payload);
+    const owner = payload === undefined ? undefined : this.deployed.ownerOf(payload);
     let answered: Promise<HostEnvelope>;
     try {
       answered = service({

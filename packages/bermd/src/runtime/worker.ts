@@ -4,7 +4,7 @@
  */
 import { parentPort, type TransferListItem } from 'node:worker_threads';
 import { Chain } from './chain.js';
-import type { Task, TaskResult, WorkerMessage } from './protocol.js';
+import type { Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
 function send(message: WorkerMessage, transfer?: TransferListItem[]): void {
   parentPort!.postMessage(message, transfer);

@@ -2,6 +2,7 @@ import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import { stat } from 'node:fs/promises';
 import { Manifest, type Break } from '@berm/manifest';
+import { isHarnessName } from '@berm/protocol';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { formatBreaksGithub } from '../format/breaks/github.js';
@@ -10,9 +11,6 @@ import { formatBreaksMarkdown } from '../format/breaks/markdown.js';
 import { formatBreaksText } from '../format/breaks/text.js';
 import { CliError } from '../failure.js';
 import { inputError, readImageOrManifest } from '../input.js';
-
-/** The harness name rule (spec §5): what OLD must look like to be read as a deployed harness. */
-const HARNESS_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export const BREAK_FORMATS = ['text', 'json', 'github', 'markdown'] as const;
 
@@ -62,7 +60,8 @@ export default class Breaks extends BaseCommand {
    * harness name, the manifest of the image deployed under that name.
    */
   private async readOld(old: string, url: string | undefined): Promise<Manifest> {
-    const named = HARNESS_NAME.test(old);
+    // The harness name rule (spec §5): what OLD must look like to be read as a deployed harness.
+    const named = isHarnessName(old);
     if (!named || (await pathExists(old))) return readImageOrManifest(old);
     if (url === undefined) {
       try {

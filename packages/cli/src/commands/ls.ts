@@ -1,4 +1,5 @@
 import type { GrantSet, HarnessLimits, HarnessSummary } from '@berm/client';
+import { formatDuration, formatSize } from '@berm/protocol';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { ago, connect, daemonFlags, shortDigest } from '../daemon.js';
@@ -33,25 +34,10 @@ function clip(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 
-/** `500ms`, `10s`, `2m`: the largest unit that divides the time evenly. */
-function duration(ms: number): string {
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
-
-/** `64M`, `512K`, `1000`: as the daemon's flags take sizes. */
-function size(bytes: number): string {
-  for (const [unit, scale] of [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) {
-    if (bytes % scale === 0) return `${bytes / scale}${unit}`;
-  }
-  return String(bytes);
-}
-
-/** `10s/64M/1M`: time, memory and result size. */
+/** `10s/64M/1M`: time, memory and result size, as the daemon's flags and the deploy take them. */
 export function limitsText(limits: HarnessLimits | undefined): string {
   if (limits === undefined) return '-';
-  return `${duration(limits.timeout_ms)}/${size(limits.max_memory_bytes)}/${size(limits.max_result_bytes)}`;
+  return `${formatDuration(limits.timeout_ms)}/${formatSize(limits.max_memory_bytes)}/${formatSize(limits.max_result_bytes)}`;
 }
 
 /** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */

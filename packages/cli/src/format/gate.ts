@@ -1,4 +1,5 @@
 import type { BreaksCallersError, GatedBreak } from '@berm/client';
+import { describeDuration, SECOND_MS } from '@berm/protocol';
 import { ago } from '../daemon.js';
 import type { Paint } from './paint.js';
 import { formatBreaksText } from './breaks/text.js';
@@ -11,13 +12,7 @@ import { formatBreaksText } from './breaks/text.js';
 
 /** `30 days`, `12 hours`: the daemon's window, in the largest unit that divides it. */
 export function windowText(seconds: number): string {
-  for (const [unit, size] of [['day', 86400], ['hour', 3600], ['minute', 60]] as const) {
-    if (seconds >= size && seconds % size === 0) {
-      const n = seconds / size;
-      return `${n} ${unit}${n === 1 ? '' : 's'}`;
-    }
-  }
-  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  return describeDuration(seconds * SECOND_MS);
 }
 
 /** What a group's heading says: when its tool or event was used last, and whether force went past it. */

@@ -9,23 +9,22 @@
  * answered it then.
  */
 import { breaks, type Break, type Manifest } from '@berm/manifest';
-import { BermdError } from './errors.js';
-import type { UsageRecord } from './store.js';
+import { DAY_MS, describeDuration, parseDuration, SECOND_MS, type GatedBreak, type HarnessUsage } from '@berm/protocol';
+import { BermdError } from '../errors.js';
 
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
+export type { GatedBreak, HarnessUsage };
 
 /** How far back a use still protects a tool or event: 30 days, as the design notes set it. */
-export const DEFAULT_BREAKS_WINDOW_MS = 30 * DAY;
+export const DEFAULT_BREAKS_WINDOW_MS = 30 * DAY_MS;
 
-/** A break as the deploy answers it: with when its tool or event was used last. */
-export interface GatedBreak extends Break {
-  /** The last use of the tool or event the break concerns (ISO 8601), null if never. */
-  last_used_at: string | null;
-  /** Whether that use is within the window: such a break refuses the deploy unless it is forced. */
-  used: boolean;
+/** When each tool ran and each event was emitted last, by name (ISO 8601). */
+export interface UsageRecord {
+  tools: Record<string, string>;
+  events: Record<string, string>;
+}
+
+export function emptyUsage(): UsageRecord {
+  return { tools: {}, events: {} };
 }
 
 export interface GateResult {
@@ -35,12 +34,6 @@ export interface GateResult {
   refusing: GatedBreak[];
   /** The others. */
   passing: GatedBreak[];
-}
-
-/** When each tool and event of a harness was used last, for the tools and events its manifest has. */
-export interface HarnessUsage {
-  tools: Record<string, string | null>;
-  events: Record<string, string | null>;
 }
 
 /**
@@ -80,7 +73,7 @@ export function breaksCallersError(name: string, gate: GateResult, windowMs: num
     `used in the last ${describeWindow(windowMs)}; deploy with force=true to replace it anyway`;
   return new BermdError('breaks-callers', message, {
     name,
-    window_seconds: Math.round(windowMs / SECOND),
+    window_seconds: Math.round(windowMs / SECOND_MS),
     breaks: gate.refusing,
     reported: gate.passing,
   });
@@ -106,26 +99,14 @@ export function usageOf(manifest: Manifest, used: UsageRecord): HarnessUsage {
   return { tools, events };
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY, w: 7 * DAY };
-
 /**
- * `30d`, `12h`, `90m`, `45s`, `2w`, or a bare number of seconds; `0` turns the gate off. Answers
- * milliseconds, or undefined when the text is none of these.
+ * `30d`, `12h`, `90m`, `45s`, `2w`, or a bare number of seconds (the duration grammar of
+ * `@berm/protocol`); `0` turns the gate off. Answers milliseconds, or undefined when the text is none of these.
  */
 export function parseWindow(text: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?$/.exec(text.trim());
-  if (m === null) return undefined;
-  const ms = Math.round(Number(m[1]) * UNITS[m[2] ?? 's']!);
-  return Number.isSafeInteger(ms) ? ms : undefined;
+  const ms = parseDuration(text);
+  return ms !== undefined && Number.isSafeInteger(ms) ? ms : undefined;
 }
 
 /** `30 days`, `12 hours`, `90 seconds`: the largest unit that divides the window evenly. */
-export function describeWindow(ms: number): string {
-  for (const [unit, size] of [['day', DAY], ['hour', HOUR], ['minute', MINUTE], ['second', SECOND]] as const) {
-    if (ms >= size && ms % size === 0) {
-      const n = ms / size;
-      return `${n} ${unit}${n === 1 ? '' : 's'}`;
-    }
-  }
-  return `${ms} ms`;
-}
+export const describeWindow = describeDuration;

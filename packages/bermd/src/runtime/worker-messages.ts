@@ -24,7 +24,7 @@ export interface ProgramPayload {
   maxResultBytes: number;
 }
 
-export interface Limits {
+export interface TaskLimits {
   maxCallDepth: number;
   maxResultBytes: number;
 }
@@ -36,7 +36,7 @@ export interface Task {
   args: string;
   /** `programs[0]` is the called harness; the rest are the deployed programs its calls can reach. */
   programs: ProgramPayload[];
-  limits: Limits;
+  limits: TaskLimits;
 }
 
 export type GuestOutcome = { ok: unknown } | { error: CallError };

@@ -8,7 +8,7 @@
  * harness a or b. It is refused when group or others may read or write it, as ssh refuses a private key.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { isHarnessName } from './names.js';
+import { isHarnessName } from '@berm/protocol';
 
 /** Secret names as `{secret:NAME}` writes them: no braces, no spaces. */
 export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,128}$/;

@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
 import { ABI_VERSION, Manifest, isManifestError } from '@berm/manifest';
-import { BermdError, type BermdErrorCode } from './errors.js';
+import { ABI_HOST_CALLS, ALLOC_EXPORT, toolExport } from '@berm/protocol';
+import { BermdError, type BermdErrorCode } from '../errors.js';
 import { formatType, readSignatures, sameType, SignatureReadError, type FuncType } from './wasm-signatures.js';
 
-/** The ABI's own host calls; every host serves them (spec §4). */
-export const ABI_HOST_CALLS: ReadonlySet<string> = new Set(['berm.call', 'berm.log', 'berm.emit']);
-
 const HOST_CALL: FuncType = { params: ['i32', 'i32'], results: ['i64'] };
-const TOOL_EXPORT: FuncType = { params: ['i32', 'i32'], results: ['i64'] };
-const ALLOC_EXPORT: FuncType = { params: ['i32'], results: ['i32'] };
+const TOOL_SIGNATURE: FuncType = { params: ['i32', 'i32'], results: ['i64'] };
+const ALLOC_SIGNATURE: FuncType = { params: ['i32'], results: ['i32'] };
 const WASM_MAGIC = [0x00, 0x61, 0x73, 0x6d];
 const ELF_MAGIC = [0x7f, 0x45, 0x4c, 0x46];
 
@@ -125,9 +123,9 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
       });
     }
   };
-  exportedFunction('berm_alloc', ALLOC_EXPORT, 'missing-alloc', 'the allocator the host writes arguments with');
+  exportedFunction(ALLOC_EXPORT, ALLOC_SIGNATURE, 'missing-alloc', 'the allocator the host writes arguments with');
   for (const tool of manifest.tools) {
-    exportedFunction(`berm_tool_${tool.name}`, TOOL_EXPORT, 'missing-export', `which the manifest's tool ${tool.name} needs`);
+    exportedFunction(toolExport(tool.name), TOOL_SIGNATURE, 'missing-export', `which the manifest's tool ${tool.name} needs`);
   }
 
   const declared = manifest.data.deps.syscalls;

@@ -23,39 +23,15 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { readStoredBindings, type Bindings } from './bindings.js';
+import { isHarnessName } from '@berm/protocol';
 import { digestOf } from './checks.js';
-import { isHarnessName } from './names.js';
-
-/** When each tool ran and each event was emitted last, by name (ISO 8601). */
-export interface UsageRecord {
-  tools: Record<string, string>;
-  events: Record<string, string>;
-}
-
-export interface HarnessMeta {
-  name: string;
-  digest: string;
-  deployed_at: string;
-  last_used_at: string | null;
-  /** Usage belongs to the name, not the image: it carries over a replace and a metadata repair. */
-  used: UsageRecord;
-  /** The operator's bindings by image digest (see above); absent, or no entry for a digest, means the defaults. */
-  bindings?: Record<string, Bindings>;
-}
-
-export interface StoredHarness {
-  name: string;
-  bytes: Buffer;
-  digest: string;
-  meta: HarnessMeta;
-  /** True when the metadata on disk was missing, unreadable or for another image, and was derived again. */
-  repaired: boolean;
-}
+import { emptyUsage } from './gate.js';
+import type { HarnessMeta, HarnessStore, StoredHarness } from './store.js';
+import { decodeMeta, encodeMeta, onlyCurrent } from './store-codec.js';
 
 const TEMP_PREFIX = '.tmp-';
 
-export class Store {
+export class DirectoryStore implements HarnessStore {
   readonly dir: string;
 
   private constructor(dir: string) {
@@ -63,10 +39,10 @@ export class Store {
   }
 
   /** Opens (creating it if needed) the store under `stateDir`, removing temp files a stopped deploy left. */
-  static async open(stateDir: string): Promise<Store> {
+  static async open(stateDir: string): Promise<DirectoryStore> {
     const dir = path.join(stateDir, 'harnesses');
     await mkdir(dir, { recursive: true });
-    const store = new Store(dir);
+    const store = new DirectoryStore(dir);
     for (const entry of await readdir(dir)) {
       if (entry.startsWith(TEMP_PREFIX)) await rm(path.join(dir, entry), { force: true });
     }
@@ -110,7 +86,7 @@ export class Store {
       const kept = meta?.bindings?.[digest];
       meta = { name, digest, deployed_at: mtime.toISOString(), last_used_at: meta?.last_used_at ?? null, used: meta?.used ?? emptyUsage() };
       if (kept !== undefined) meta.bindings = { [digest]: kept };
-      await this.writeAtomic(this.metaPath(name), Buffer.from(JSON.stringify(meta)));
+      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(meta)));
       await this.syncDir();
       repaired = true;
     }
@@ -118,7 +94,7 @@ export class Store {
   }
 
   /** Metadata files whose image is gone: what an undeploy stopped halfway leaves. */
-  async removeOrphanMeta(): Promise<string[]> {
+  async sweep(): Promise<string[]> {
     const removed: string[] = [];
     for (const entry of await readdir(this.dir)) {
       if (!entry.endsWith('.json') || entry.startsWith(TEMP_PREFIX)) continue;
@@ -150,13 +126,13 @@ export class Store {
     if (fresh !== undefined) {
       const current = await this.readMeta(name);
       const first: HarnessMeta = current === null ? { ...meta, bindings: { [meta.digest]: fresh } } : { ...current, bindings: { ...onlyCurrent(current), [meta.digest]: fresh } };
-      await this.writeAtomic(this.metaPath(name), Buffer.from(JSON.stringify(first)));
+      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
       await this.syncDir();
     }
     const imageTemp = await this.writeTemp(name, bytes);
     let metaTemp: string | undefined;
     try {
-      metaTemp = await this.writeTemp(name, Buffer.from(JSON.stringify(meta)));
+      metaTemp = await this.writeTemp(name, Buffer.from(encodeMeta(meta)));
       await rename(imageTemp, this.imagePath(name));
       await rename(metaTemp, this.metaPath(name));
     } catch (e) {
@@ -168,7 +144,7 @@ export class Store {
   }
 
   async saveMeta(meta: HarnessMeta): Promise<void> {
-    await this.writeAtomic(this.metaPath(meta.name), Buffer.from(JSON.stringify(meta)));
+    await this.writeAtomic(this.metaPath(meta.name), Buffer.from(encodeMeta(meta)));
     await this.syncDir();
   }
 
@@ -188,25 +164,7 @@ export class Store {
 
   private async readMeta(name: string): Promise<HarnessMeta | null> {
     try {
-      const value = JSON.parse(await readFile(this.metaPath(name), 'utf8')) as Partial<HarnessMeta>;
-      if (typeof value?.digest !== 'string' || typeof value.deployed_at !== 'string' || typeof value.name !== 'string') return null;
-      const used = value.used;
-      const meta: HarnessMeta = {
-        name: value.name,
-        digest: value.digest,
-        deployed_at: value.deployed_at,
-        last_used_at: typeof value.last_used_at === 'string' ? value.last_used_at : null,
-        used: { tools: { ...used?.tools }, events: { ...used?.events } },
-      };
-      if (typeof value.bindings === 'object' && value.bindings !== null) {
-        const bindings: Record<string, Bindings> = {};
-        for (const [digest, b] of Object.entries(value.bindings)) {
-          const read = readStoredBindings(b);
-          if (read !== undefined) bindings[digest] = read;
-        }
-        meta.bindings = bindings;
-      }
-      return meta;
+      return decodeMeta(await readFile(this.metaPath(name), 'utf8'));
     } catch {
       return null;
     }
@@ -246,16 +204,6 @@ export class Store {
       await handle.close();
     }
   }
-}
-
-/** The bindings entry of the image `meta` describes, alone. */
-function onlyCurrent(meta: HarnessMeta): Record<string, Bindings> {
-  const own = meta.bindings?.[meta.digest];
-  return own === undefined ? {} : { [meta.digest]: own };
-}
-
-export function emptyUsage(): UsageRecord {
-  return { tools: {}, events: {} };
 }
 
 async function exists(p: string): Promise<boolean> {

@@ -17,45 +17,14 @@
  * - `none` — nothing at all (alone).
  */
 import type { Manifest } from '@berm/manifest';
-import { ABI_HOST_CALLS } from './checks.js';
-import { covers, parseHostPattern, parseHostPatterns, type HostPattern } from './egress/hosts.js';
-import { SERVABLE_SYSCALLS } from './egress/syscalls.js';
-import { BermdError } from './errors.js';
-import { OptionsError, parseDuration, parseSize } from './options.js';
+import { ABI_HOST_CALLS, ApiError, decodeDeployQuery, HTTP_SYSCALLS as HTTP_SYSCALL_NAMES, type Bindings, type GrantSet, type LimitBindings, type Limits, type ParsedQuery } from '@berm/protocol';
+import { covers, parseHostPattern, parseHostPatterns } from '../egress/index.js';
+import { BermdError } from '../errors.js';
+
+export type { Bindings, GrantSet, LimitBindings };
 
 /** The syscalls whose declared strings are host patterns (see egress/hosts.ts). */
-export const HTTP_SYSCALLS: ReadonlySet<string> = new Set(SERVABLE_SYSCALLS);
-
-/** Syscalls and the hosts granted through each, and secrets. */
-export interface GrantSet {
-  syscalls: Record<string, string[]>;
-  secrets: string[];
-}
-
-export interface LimitBindings {
-  timeout_ms?: number;
-  max_memory_bytes?: number;
-  max_result_bytes?: number;
-}
-
-/** What the operator set for a harness, as stored with it and shown by the API; absent members are the defaults. */
-export interface Bindings extends LimitBindings {
-  /** Absent: everything declared is granted. */
-  grants?: GrantSet;
-}
-
-export interface EffectiveLimits {
-  timeout_ms: number;
-  max_memory_bytes: number;
-  max_result_bytes: number;
-}
-
-/** The daemon's own limits: the defaults, and the upper bounds of every harness's. */
-export interface DaemonBounds {
-  timeoutMs: number;
-  maxMemoryBytes: number;
-  maxResultBytes: number;
-}
+export const HTTP_SYSCALLS: ReadonlySet<string> = new Set(HTTP_SYSCALL_NAMES);
 
 export type GrantSpec =
   | { kind: 'none'; text: string }
@@ -67,9 +36,6 @@ export type GrantSpec =
 export interface BindingRequest extends LimitBindings {
   grants?: GrantSpec[];
 }
-
-/** The deploy query parameters that carry bindings (besides `force`). */
-export const BINDING_PARAMS = ['timeout', 'max_memory', 'max_result_size', 'grant'] as const;
 
 const SYSCALL_NAME = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)+$/;
 
@@ -109,64 +75,42 @@ export function parseGrant(text: string): GrantSpec {
   return { kind: 'hosts', syscall, hosts: items, text: written };
 }
 
-function one(query: Record<string, unknown>, key: string): string | undefined {
-  const value = query[key];
-  if (value === undefined) return undefined;
-  if (Array.isArray(value)) throw new BermdError('bad-request', `query parameter ${key} is given ${value.length} times; give it once`);
-  return String(value);
-}
-
-function limitValue<T>(key: string, text: string | undefined, parse: (text: string) => T): T | undefined {
-  if (text === undefined) return undefined;
-  try {
-    return parse(text);
-  } catch (e) {
-    if (e instanceof OptionsError) throw new BermdError('bad-limit', e.message, { parameter: key });
-    throw e;
-  }
-}
-
 /**
- * The bindings of a deploy request from its query: `timeout` (`500ms`, `10s`, `2m`, bare seconds),
- * `max_memory` and `max_result_size` (bytes, or with K/M/G), `grant` (repeatable). `known` lists the
- * other parameters the route takes; any other is refused, so a misspelt grant never deploys with
- * everything granted.
+ * A deploy's query (`@berm/protocol`'s `decodeDeployQuery`) with its grants read: `force`, and the
+ * bindings. Throws `BermdError` 400 (`bad-request`, `bad-limit`, `bad-grant`).
  */
-export function parseBindingQuery(query: Record<string, unknown>, known: readonly string[] = ['force']): BindingRequest {
-  for (const key of Object.keys(query)) {
-    if (!known.includes(key) && !(BINDING_PARAMS as readonly string[]).includes(key)) {
-      throw new BermdError('bad-request', `unknown query parameter ${key}; a deploy takes ${[...known, ...BINDING_PARAMS].join(', ')}`);
-    }
+export function readDeployQuery(query: ParsedQuery): { force: boolean; bindings: BindingRequest } {
+  let decoded;
+  try {
+    decoded = decodeDeployQuery(query);
+  } catch (e) {
+    throw e instanceof ApiError ? BermdError.from(e) : e;
   }
-  const out: BindingRequest = {};
-  const timeout = limitValue('timeout', one(query, 'timeout'), (t) => parseDuration(t, 'timeout'));
-  const memory = limitValue('max_memory', one(query, 'max_memory'), (t) => parseSize(t, 'max_memory'));
-  const result = limitValue('max_result_size', one(query, 'max_result_size'), (t) => parseSize(t, 'max_result_size'));
-  if (memory !== undefined && memory < 65536) throw new BermdError('bad-limit', `max_memory ${memory}: must be at least 64K (one wasm page)`, { parameter: 'max_memory' });
-  if (timeout !== undefined) out.timeout_ms = timeout;
-  if (memory !== undefined) out.max_memory_bytes = memory;
-  if (result !== undefined) out.max_result_bytes = result;
-  const grants = query.grant;
-  if (grants !== undefined) {
-    const texts = (Array.isArray(grants) ? grants : [grants]).map(String);
-    const specs = texts.map(parseGrant);
+  const bindings: BindingRequest = { ...decoded.limits };
+  if (decoded.grants !== undefined) {
+    const specs = decoded.grants.map(parseGrant);
     if (specs.some((s) => s.kind === 'none') && specs.length > 1) {
       throw new BermdError('bad-grant', 'grant none grants nothing and cannot be combined with other grants', { grant: 'none' });
     }
-    out.grants = specs;
+    bindings.grants = specs;
   }
-  return out;
+  return { force: decoded.force, bindings };
+}
+
+/** The bindings of a deploy request from its query (see `readDeployQuery`). */
+export function parseBindingQuery(query: ParsedQuery): BindingRequest {
+  return readDeployQuery(query).bindings;
 }
 
 /** Refuses (422 `limit-above-daemon`) a harness limit above the daemon's. */
-export function checkLimits(request: LimitBindings, bounds: DaemonBounds): void {
+export function checkLimits(request: LimitBindings, bounds: Limits): void {
   const over: string[] = [];
-  if (request.timeout_ms !== undefined && request.timeout_ms > bounds.timeoutMs) over.push(`timeout ${request.timeout_ms} ms is above the daemon's ${bounds.timeoutMs} ms (--call-timeout)`);
-  if (request.max_memory_bytes !== undefined && request.max_memory_bytes > bounds.maxMemoryBytes) {
-    over.push(`max_memory ${request.max_memory_bytes} bytes is above the daemon's ${bounds.maxMemoryBytes} (--max-memory)`);
+  if (request.timeout_ms !== undefined && request.timeout_ms > bounds.timeout_ms) over.push(`timeout ${request.timeout_ms} ms is above the daemon's ${bounds.timeout_ms} ms (--call-timeout)`);
+  if (request.max_memory_bytes !== undefined && request.max_memory_bytes > bounds.max_memory_bytes) {
+    over.push(`max_memory ${request.max_memory_bytes} bytes is above the daemon's ${bounds.max_memory_bytes} (--max-memory)`);
   }
-  if (request.max_result_bytes !== undefined && request.max_result_bytes > bounds.maxResultBytes) {
-    over.push(`max_result_size ${request.max_result_bytes} bytes is above the daemon's ${bounds.maxResultBytes} (--max-result-size)`);
+  if (request.max_result_bytes !== undefined && request.max_result_bytes > bounds.max_result_bytes) {
+    over.push(`max_result_size ${request.max_result_bytes} bytes is above the daemon's ${bounds.max_result_bytes} (--max-result-size)`);
   }
   if (over.length > 0) {
     throw new BermdError('limit-above-daemon', `a harness's limits may only be lower than the daemon's: ${over.join('; ')}`, { limits: over });
@@ -174,7 +118,7 @@ export function checkLimits(request: LimitBindings, bounds: DaemonBounds): void 
 }
 
 /** The limits a harness runs with; `clamped` names those its bindings set above the daemon's (only possible on restore). */
-export function effectiveLimits(bindings: LimitBindings, bounds: DaemonBounds): { limits: EffectiveLimits; clamped: string[] } {
+export function effectiveLimits(bindings: LimitBindings, bounds: Limits): { limits: Limits; clamped: string[] } {
   const clamped: string[] = [];
   const pick = (set: number | undefined, bound: number, label: string): number => {
     if (set === undefined) return bound;
@@ -186,9 +130,9 @@ export function effectiveLimits(bindings: LimitBindings, bounds: DaemonBounds): 
   };
   return {
     limits: {
-      timeout_ms: pick(bindings.timeout_ms, bounds.timeoutMs, 'timeout'),
-      max_memory_bytes: pick(bindings.max_memory_bytes, bounds.maxMemoryBytes, 'max_memory'),
-      max_result_bytes: pick(bindings.max_result_bytes, bounds.maxResultBytes, 'max_result_size'),
+      timeout_ms: pick(bindings.timeout_ms, bounds.timeout_ms, 'timeout'),
+      max_memory_bytes: pick(bindings.max_memory_bytes, bounds.max_memory_bytes, 'max_memory'),
+      max_result_bytes: pick(bindings.max_result_bytes, bounds.max_result_bytes, 'max_result_size'),
     },
     clamped,
   };
@@ -297,42 +241,6 @@ export function effectiveGrants(bindings: Bindings, manifest: Manifest): GrantSe
   return bindings.grants === undefined ? declaredGrants(manifest) : withinDeclared(bindings.grants, manifest);
 }
 
-/** Reads stored bindings back, keeping only well-formed members (the store is JSON on disk). */
-export function readStoredBindings(value: unknown): Bindings | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const v = value as Record<string, unknown>;
-  const out: Bindings = {};
-  const count = (key: 'timeout_ms' | 'max_memory_bytes' | 'max_result_bytes'): void => {
-    const n = v[key];
-    if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) out[key] = n;
-  };
-  count('timeout_ms');
-  count('max_memory_bytes');
-  count('max_result_bytes');
-  const g = v.grants as Record<string, unknown> | undefined;
-  if (typeof g === 'object' && g !== null) {
-    const syscalls: Record<string, string[]> = {};
-    if (typeof g.syscalls === 'object' && g.syscalls !== null) {
-      for (const [name, hosts] of Object.entries(g.syscalls as Record<string, unknown>)) {
-        if (Array.isArray(hosts)) syscalls[name] = hosts.filter((h): h is string => typeof h === 'string');
-      }
-    }
-    const secrets = Array.isArray(g.secrets) ? g.secrets.filter((s): s is string => typeof s === 'string') : [];
-    out.grants = { syscalls, secrets };
-  }
-  return out;
-}
-
 export function isDefaultBindings(bindings: Bindings): boolean {
   return Object.keys(bindings).length === 0;
-}
-
-/** Parsed host patterns of a grant set's HTTP syscalls, for matching requests. */
-export function grantedPatterns(grants: GrantSet): Map<string, HostPattern[]> {
-  const out = new Map<string, HostPattern[]>();
-  for (const syscall of HTTP_SYSCALLS) {
-    const hosts = grants.syscalls[syscall];
-    if (hosts !== undefined) out.set(syscall, parseHostPatterns(hosts).patterns);
-  }
-  return out;
 }

@@ -1,12 +1,15 @@
 /**
- * `/mcp` inside bermd's fastify app: POST carries JSON-RPC, GET opens a session's stream of server
- * messages, DELETE ends a session. Fastify reads and bounds the body; the SDK's transport answers on
- * the raw response (the reply is hijacked). Auth is the app's: its `onRequest` hook runs before this.
+ * `/mcp` as a fastify plugin: POST carries JSON-RPC, GET opens a session's stream of server messages,
+ * DELETE ends a session. Fastify reads and bounds the body; once the session is known, one of the
+ * answerers (transport.ts) answers on the raw response (the reply is hijacked). What every request
+ * passes first (the token) is the app's (app/); its errors are answered here, as JSON-RPC.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { answerFastCall, cancelledIds, fastCallOf } from './fast-call.js';
+import { drainRejectedBody } from '../app/index.js';
+import { cancelledIds } from './fast-call.js';
 import type { McpSessions, Session } from './sessions.js';
+import { ANSWERERS, type McpAnswerer } from './transport.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -19,9 +22,18 @@ export const MAX_MCP_BODY = 4 * 1024 * 1024;
 /** How much of a too-large body is read and dropped before the connection is closed instead. */
 const MAX_DRAIN = 64 * 1024 * 1024;
 
-export interface McpRoutesOptions {
+export interface McpEndpointOptions {
   sessions: McpSessions;
   maxBodySize?: number;
+  /** Who answers a request, tried in order (the last must answer everything); `ANSWERERS` by default. */
+  answerers?: readonly McpAnswerer[];
+}
+
+/** `/mcp`: the plugin to register into the app, and how to stop it. */
+export interface McpEndpoint {
+  plugin: FastifyPluginAsync;
+  /** Refuses new requests, lets those under way answer, then ends every session. */
+  close(): Promise<void>;
 }
 
 /** JSON-RPC's error shape, for answers given before a transport is involved. */
@@ -57,9 +69,9 @@ function originAllowed(request: FastifyRequest): boolean {
   }
 }
 
-/** Registers `/mcp`; `close()` on the returned handle refuses new requests, lets those under way answer, then ends every session. */
-export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOptions): { close(): Promise<void> } {
+export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { sessions } = options;
+  const answerers = options.answerers ?? ANSWERERS;
   const bodyLimit = options.maxBodySize ?? MAX_MCP_BODY;
   const underWay = new Set<Promise<void>>();
   let closing = false;
@@ -94,7 +106,6 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOption
     const res = reply.raw;
     session.active++;
     session.lastSeen = Date.now();
-    const call = request.method === 'POST' && typeof id === 'string' ? fastCallOf(body, request.headers) : undefined;
     if (request.method === 'POST') sessions.cancel(session, cancelledIds(body));
     if (request.method === 'GET') {
       // The transport registers the stream before it writes the headers, so once they are written,
@@ -110,7 +121,8 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOption
         return result;
       } as typeof res.writeHead;
     }
-    const done = (call !== undefined ? answerFastCall(sessions.core, session, call, res) : session.transport.handleRequest(request.raw, res, body))
+    const exchange = { core: sessions.core, session, fresh: typeof id !== 'string', request: request.raw, body, res };
+    const done = answer(answerers, exchange)
       .catch((e: unknown) => {
         request.log.error({ err: e }, 'mcp request failed');
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
@@ -127,40 +139,43 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRoutesOption
     await done;
   };
 
-  app.route({
-    method: ['GET', 'POST', 'DELETE'],
-    url: MCP_PATH,
-    bodyLimit,
-    // A tool call is a request: logging each one at info would write two lines per call. They are
-    // logged when the operator asks for debug.
-    logLevel: app.log.level === 'trace' ? 'trace' : app.log.level === 'debug' ? 'debug' : 'warn',
-    handler: handle,
+  const plugin: FastifyPluginAsync = async (app) => {
     // The app's error handler speaks the control API; a client of /mcp reads JSON-RPC.
-    errorHandler: (error: FastifyError, request, reply) => {
+    app.setErrorHandler((error: FastifyError, request, reply) => {
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-        // Read and drop the rest (up to a bound) so a client still sending gets the 413, not a broken pipe.
-        if (!request.raw.complete) {
-          reply.removeHeader('connection');
-          let drained = 0;
-          request.raw.on('data', (chunk: Buffer) => {
-            drained += chunk.length;
-            if (drained > MAX_DRAIN) request.raw.destroy();
-          });
-          request.raw.resume();
-        }
+        drainRejectedBody(request, reply, MAX_DRAIN);
         return rpcError(reply, 413, -32600, `the request body is larger than ${bodyLimit} bytes`);
       }
       if (error.statusCode !== undefined && error.statusCode < 500) return rpcError(reply, error.statusCode, -32600, error.message);
       request.log.error({ err: error }, 'mcp request failed');
       return rpcError(reply, 500, -32603, 'bermd failed to answer this request; its log says why');
-    },
-  });
+    });
+    app.route({
+      method: ['GET', 'POST', 'DELETE'],
+      url: MCP_PATH,
+      bodyLimit,
+      // A tool call is a request: logging each one at info would write two lines per call. They are
+      // logged when the operator asks for debug.
+      logLevel: app.log.level === 'trace' ? 'trace' : app.log.level === 'debug' ? 'debug' : 'warn',
+      handler: handle,
+    });
+  };
 
   return {
+    plugin,
     async close() {
       closing = true;
       while (underWay.size > 0) await Promise.allSettled([...underWay]);
       await sessions.close();
     },
   };
+}
+
+/** The first answerer that takes the exchange answers it. */
+function answer(answerers: readonly McpAnswerer[], exchange: Parameters<McpAnswerer['answer']>[0]): Promise<void> {
+  for (const answerer of answerers) {
+    const done = answerer.answer(exchange);
+    if (done !== undefined) return done;
+  }
+  return Promise.reject(new Error('no answerer took the request'));
 }

@@ -1,26 +1,18 @@
-import type { Logger } from 'pino';
+/**
+ * The daemon's core: the deployed set, kept in memory and in a store, with no transport. Deploy and
+ * restore admit an image the same way (admission.ts); the compatibility gate (gate.ts) stands between a
+ * deploy's checks and anything being prepared or stored.
+ */
 import type { Manifest } from '@berm/manifest';
-import type { DeployResult, HarnessDetail, HarnessSummary, Notice } from './api.js';
-import {
-  checkLimits,
-  declaredGrants,
-  effectiveGrants,
-  effectiveLimits,
-  grantsFromSpecs,
-  hostPatternProblems,
-  isDefaultBindings,
-  type BindingRequest,
-  type Bindings,
-  type DaemonBounds,
-  type EffectiveLimits,
-  type GrantSet,
-} from './bindings.js';
-import { checkImage, type CheckPolicy } from './checks.js';
-import { breaksCallersError, DEFAULT_BREAKS_WINDOW_MS, gateBreaks, usageOf, type GatedBreak } from './compat.js';
-import { BermdError } from './errors.js';
-import { assertHarnessName } from './names.js';
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_BYTES } from './runtime/index.js';
-import { emptyUsage, Store, type HarnessMeta, type UsageRecord } from './store.js';
+import type { DeployResult, GrantSet, HarnessDetail, HarnessSummary, Limits, Notice } from '@berm/protocol';
+import type { Logger } from 'pino';
+import { assertHarnessName, BermdError } from '../errors.js';
+import { DEFAULT_LIMITS } from '../limits.js';
+import { admit, type AdmissionPolicy, type CheckedHarness } from './admission.js';
+import { isDefaultBindings, type BindingRequest, type Bindings } from './bindings.js';
+import { DirectoryStore } from './directory-store.js';
+import { breaksCallersError, DEFAULT_BREAKS_WINDOW_MS, emptyUsage, gateBreaks, usageOf, type GatedBreak, type UsageRecord } from './gate.js';
+import type { HarnessMeta, HarnessStore } from './store.js';
 
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
 const USAGE_FLUSH_MS = 5000;
@@ -36,26 +28,13 @@ export interface Harness {
   used: UsageRecord;
   /** What the operator set at deploy (`{}`: the defaults). */
   bindings: Bindings;
-  limits: EffectiveLimits;
+  limits: Limits;
   grants: GrantSet;
 }
 
 export interface Use {
   tool?: string;
   event?: string;
-}
-
-/** What `DeployHooks.prepare` sees: an image that passed every deploy check. */
-export interface CheckedHarness {
-  bytes: Uint8Array;
-  digest: string;
-  manifest: Manifest;
-  module: WebAssembly.Module;
-  /** The limits its calls run under (the module is already compiled with its memory cap). */
-  limits: EffectiveLimits;
-  /** What it is granted, and what it declares (a grant narrows a declaration). */
-  grants: GrantSet;
-  declared: GrantSet;
 }
 
 /**
@@ -71,7 +50,10 @@ export interface DeployHooks<P = unknown> {
 }
 
 export interface RegistryOptions {
+  /** The state directory, where a `DirectoryStore` keeps the set unless `store` is given. */
   stateDir: string;
+  /** Where the set is kept; a `DirectoryStore` under `stateDir` by default. */
+  store?: HarnessStore;
   logger: Logger;
   /** Syscalls beyond the ABI's own that this daemon serves; none by default. */
   servedSyscalls?: Iterable<string>;
@@ -82,8 +64,8 @@ export interface RegistryOptions {
   hooks?: DeployHooks;
   /** What is compiled in place of each image (see `CheckPolicy.rewrite`), given the harness's memory cap; the image itself by default. */
   rewriteImage?: (bytes: Uint8Array, maxMemoryBytes?: number) => Uint8Array;
-  /** The daemon's limits: what a harness without its own gets, and the most a harness may be given. The runtime's defaults when unset. */
-  bounds?: DaemonBounds;
+  /** The daemon's limits: what a harness without its own gets, and the most a harness may be given. `DEFAULT_LIMITS` when unset. */
+  bounds?: Limits;
   /** Whether the operator provides `secret` to calls that enter through `harness`; a deploy notes the granted secrets that are not. */
   secretAvailable?: (secret: string, harness: string) => boolean;
 }
@@ -103,62 +85,57 @@ export interface SkippedHarness {
 
 export type ChangeEvent = { kind: 'deployed'; name: string; replaced: boolean } | { kind: 'undeployed'; name: string };
 
-/**
- * The daemon's core: the deployed set, kept in memory and in the store, with no transport.
- * Operations on one name run one after another; different names proceed concurrently.
- */
+/** The deployed set. Operations on one name run one after another; different names proceed concurrently. */
 export class Registry {
-  readonly store: Store;
+  readonly store: HarnessStore;
   /** Stored harnesses that did not load on open, each logged and left out. */
   readonly skipped: SkippedHarness[] = [];
   private readonly harnesses = new Map<string, Harness>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   private readonly unsavedUse = new Map<string, NodeJS.Timeout>();
-  private readonly policy: CheckPolicy;
+  private readonly policy: AdmissionPolicy;
   private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly hooks: DeployHooks;
   private readonly breaksWindowMs: number;
-  private readonly bounds: DaemonBounds;
   private readonly secretAvailable?: (secret: string, harness: string) => boolean;
   private closing = false;
 
-  private constructor(store: Store, options: RegistryOptions) {
+  private constructor(store: HarnessStore, options: RegistryOptions) {
     this.store = store;
     this.logger = options.logger;
-    this.policy = { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage };
+    this.policy = {
+      checks: { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage },
+      bounds: options.bounds ?? { ...DEFAULT_LIMITS },
+    };
     this.now = options.now ?? (() => new Date());
     this.hooks = options.hooks ?? {};
     this.breaksWindowMs = options.breaksWindowMs ?? DEFAULT_BREAKS_WINDOW_MS;
-    this.bounds = options.bounds ?? { timeoutMs: DEFAULT_CALL_TIMEOUT_MS, maxMemoryBytes: DEFAULT_MAX_MEMORY_BYTES, maxResultBytes: DEFAULT_MAX_RESULT_BYTES };
     this.secretAvailable = options.secretAvailable;
   }
 
   /** Opens the store and restores every stored harness that still passes the deploy checks. */
   static async open(options: RegistryOptions): Promise<Registry> {
-    const store = await Store.open(options.stateDir);
+    const store = options.store ?? (await DirectoryStore.open(options.stateDir));
     const registry = new Registry(store, options);
     await registry.restore();
     return registry;
   }
 
   private async restore(): Promise<void> {
-    for (const name of await this.store.removeOrphanMeta()) {
+    for (const name of await this.store.sweep()) {
       this.logger.info({ harness: name }, 'removed metadata left by an interrupted undeploy');
     }
     for (const name of await this.store.names()) {
       try {
         const stored = await this.store.load(name);
         if (stored === null) continue;
-        const bindings = stored.meta.bindings?.[stored.digest] ?? {};
+        const kept = stored.meta.bindings?.[stored.digest] ?? {};
         // The daemon's limits may have been lowered since the deploy: they bound every harness's.
-        const { limits, clamped } = effectiveLimits(bindings, this.bounds);
+        const { harness: checked, bindings, clamped } = await admit(stored.bytes, { limits: kept, grants: kept.grants }, this.policy, 'restore');
         if (clamped.length > 0) this.logger.warn({ harness: name, limits: clamped }, "the harness's own limits are above the daemon's now; the daemon's apply");
-        const checked = await checkImage(stored.bytes, this.policy, { maxMemoryBytes: limits.max_memory_bytes });
-        const grants = effectiveGrants(bindings, checked.manifest);
-        const declared = declaredGrants(checked.manifest);
-        const prepared = await this.hooks.prepare?.(name, { ...checked, bytes: stored.bytes, limits, grants, declared });
+        const prepared = await this.hooks.prepare?.(name, checked);
         this.hooks.commit?.(name, prepared);
         this.harnesses.set(name, {
           name,
@@ -169,8 +146,8 @@ export class Registry {
           lastUsedAt: stored.meta.last_used_at,
           used: stored.meta.used,
           bindings,
-          limits,
-          grants,
+          limits: checked.limits,
+          grants: checked.grants,
         });
         if (stored.repaired) this.logger.warn({ harness: name, digest: checked.digest }, 'metadata did not match the stored image and was derived from it');
         this.logger.info({ harness: name, digest: checked.digest }, 'restored harness');
@@ -187,22 +164,8 @@ export class Registry {
   async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
-      const request = options.bindings ?? {};
-      checkLimits(request, this.bounds);
-      const bindings: Bindings = {};
-      if (request.timeout_ms !== undefined) bindings.timeout_ms = request.timeout_ms;
-      if (request.max_memory_bytes !== undefined) bindings.max_memory_bytes = request.max_memory_bytes;
-      if (request.max_result_bytes !== undefined) bindings.max_result_bytes = request.max_result_bytes;
-      const { limits } = effectiveLimits(bindings, this.bounds);
-      const checked = await checkImage(bytes, this.policy, { maxMemoryBytes: limits.max_memory_bytes });
-      const patternProblems = hostPatternProblems(checked.manifest);
-      if (patternProblems.length > 0) {
-        const more = patternProblems.length > 1 ? ` (and ${patternProblems.length - 1} more)` : '';
-        throw new BermdError('bad-host-pattern', `the image declares a host that is not a host pattern: ${patternProblems[0]!.message}${more}`, { problems: patternProblems });
-      }
-      if (request.grants !== undefined) bindings.grants = grantsFromSpecs(request.grants, checked.manifest);
-      const grants = effectiveGrants(bindings, checked.manifest);
-      const declared = declaredGrants(checked.manifest);
+      const { grants: grantSpecs, ...limits } = options.bindings ?? {};
+      const { harness: checked, bindings } = await admit(bytes, { limits, grantSpecs }, this.policy, 'deploy');
       const previous = this.harnesses.get(name);
       // The gate runs before anything is prepared or stored, so a refusal leaves the harness as it was.
       let reported: GatedBreak[] = [];
@@ -212,7 +175,7 @@ export class Registry {
         if (gate.refusing.length > 0) this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
         reported = gate.all;
       }
-      const prepared = await this.hooks.prepare?.(name, { ...checked, bytes, limits, grants, declared });
+      const prepared = await this.hooks.prepare?.(name, checked);
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
       const lastUsedAt = previous?.lastUsedAt ?? null;
@@ -226,8 +189,8 @@ export class Registry {
         lastUsedAt,
         used,
         bindings,
-        limits,
-        grants,
+        limits: checked.limits,
+        grants: checked.grants,
       };
       await this.store.save(name, bytes, metaOf(harness));
       this.harnesses.set(name, harness);
@@ -242,7 +205,7 @@ export class Registry {
         tools: data.tools.map((t) => t.name),
         events: data.events.map((e) => e.name),
         reported,
-        notices: this.notices(name, checked.manifest, grants),
+        notices: this.notices(name, checked.manifest, checked.grants),
         replaced: previous !== undefined,
       };
     });

@@ -1,0 +1,1 @@
+export { controlPlugin, type ControlOptions } from './plugin.js';

@@ -1,0 +1,71 @@
+/**
+ * The control API (spec §5) as a fastify plugin over a registry: the routes and their schemas, and the
+ * plugin's own error handler, which answers every failure as `{"error": {...}}`. Listening is the
+ * caller's business; what every request passes first (the token) is the app's (app/).
+ */
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { ApiError, badHarnessNameMessage, type ParsedQuery } from '@berm/protocol';
+import { apiErrorOf, drainRejectedBody, replyWithError } from '../app/index.js';
+import { readDeployQuery, type Registry } from '../deploy/index.js';
+import { BermdError } from '../errors.js';
+import { DEPLOY_SCHEMA, HARNESS_SCHEMA, queryError, validatorCompiler } from './schemas.js';
+
+export interface ControlOptions {
+  registry: Registry;
+  /** The largest image a deploy accepts; a larger body gets 413 `image-too-large`. */
+  maxImageSize: number;
+}
+
+/** How much of a too-large image is read and dropped so its sender gets the 413; past this the connection is closed. */
+const DRAIN_LIMIT = 1024 ** 3;
+
+interface NameParams {
+  name: string;
+}
+
+export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { registry, maxImageSize }) => {
+  app.setValidatorCompiler(validatorCompiler);
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) return replyWithError(error, request, reply);
+    if (error.validation !== undefined) {
+      const failed =
+        error.validationContext === 'params'
+          ? new BermdError('bad-name', badHarnessNameMessage((request.params as NameParams).name), { name: (request.params as NameParams).name })
+          : queryError(error.validation, request.query as ParsedQuery);
+      return replyWithError(failed, request, reply);
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      const declared = Number(request.headers['content-length']);
+      if (!(declared > DRAIN_LIMIT)) drainRejectedBody(request, reply, DRAIN_LIMIT);
+      const tooLarge = new BermdError('image-too-large', `the image is larger than this bermd accepts (${maxImageSize} bytes; see --max-image-size)`, {
+        limit: maxImageSize,
+      });
+      return replyWithError(tooLarge, request, reply);
+    }
+    return replyWithError(apiErrorOf(error), request, reply);
+  });
+
+  app.put<{ Params: NameParams; Querystring: ParsedQuery }>('/harnesses/:name', { schema: DEPLOY_SCHEMA, bodyLimit: maxImageSize }, async (request, reply) => {
+    const body = request.body;
+    const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
+    // Limits and grants travel as query parameters beside force, so a deploy stays one request whose body is the image.
+    const { force, bindings } = readDeployQuery(request.query);
+    const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, bindings });
+    return reply.code(replaced ? 200 : 201).send(result);
+  });
+
+  app.get('/harnesses', async () => registry.list());
+
+  app.get<{ Params: NameParams }>('/harnesses/:name', { schema: HARNESS_SCHEMA }, async (request) => registry.get(request.params.name));
+
+  app.get<{ Params: NameParams }>('/harnesses/:name/image', { schema: HARNESS_SCHEMA }, async (request, reply) => {
+    const bytes = await registry.image(request.params.name);
+    return reply.type('application/wasm').send(bytes);
+  });
+
+  app.delete<{ Params: NameParams }>('/harnesses/:name', { schema: HARNESS_SCHEMA }, async (request, reply) => {
+    await registry.undeploy(request.params.name);
+    return reply.code(204).send();
+  });
+};

@@ -1,0 +1,71 @@
+/**
+ * Admission: everything that decides whether an image may run under a name, and with what. A deploy and
+ * a restore go through the same sequence (limits, the image checks, the declared host patterns, grants);
+ * they differ only in where the bindings come from and in what a limit above the daemon's gets (a deploy
+ * is refused, a restore is clamped, since the daemon may have been restarted with lower limits).
+ */
+import type { Manifest } from '@berm/manifest';
+import type { GrantSet, LimitBindings, Limits } from '@berm/protocol';
+import { BermdError } from '../errors.js';
+import { checkLimits, declaredGrants, effectiveGrants, effectiveLimits, grantsFromSpecs, hostPatternProblems, type Bindings, type GrantSpec } from './bindings.js';
+import { checkImage, type CheckPolicy } from './checks.js';
+
+/** What `DeployHooks.prepare` sees: an image that passed every deploy check. */
+export interface CheckedHarness {
+  bytes: Uint8Array;
+  digest: string;
+  manifest: Manifest;
+  module: WebAssembly.Module;
+  /** The limits its calls run under (the module is already compiled with its memory cap). */
+  limits: Limits;
+  /** What it is granted, and what it declares (a grant narrows a declaration). */
+  grants: GrantSet;
+  declared: GrantSet;
+}
+
+export interface AdmissionRequest {
+  limits: LimitBindings;
+  /** Grants as a deploy gives them, read against the image. */
+  grantSpecs?: readonly GrantSpec[];
+  /** Grants as stored with the image when it was deployed. */
+  grants?: GrantSet;
+}
+
+export interface AdmissionPolicy {
+  checks: CheckPolicy;
+  /** The daemon's limits: the defaults, and the upper bounds of every harness's. */
+  bounds: Limits;
+}
+
+export interface Admitted {
+  harness: CheckedHarness;
+  /** What the operator set, as kept with the harness. */
+  bindings: Bindings;
+  /** The limits a restore lowered to the daemon's. */
+  clamped: string[];
+}
+
+/** Refuses (422 `bad-host-pattern`) an image declaring hosts that are not host patterns. */
+function refuseBadHostPatterns(manifest: Manifest): void {
+  const problems = hostPatternProblems(manifest);
+  if (problems.length === 0) return;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  throw new BermdError('bad-host-pattern', `the image declares a host that is not a host pattern: ${problems[0]!.message}${more}`, { problems });
+}
+
+/** Checks `bytes` with the bindings asked for; throws the `BermdError` that refuses it. */
+export async function admit(bytes: Uint8Array, request: AdmissionRequest, policy: AdmissionPolicy, mode: 'deploy' | 'restore'): Promise<Admitted> {
+  if (mode === 'deploy') checkLimits(request.limits, policy.bounds);
+  const bindings: Bindings = {};
+  if (request.limits.timeout_ms !== undefined) bindings.timeout_ms = request.limits.timeout_ms;
+  if (request.limits.max_memory_bytes !== undefined) bindings.max_memory_bytes = request.limits.max_memory_bytes;
+  if (request.limits.max_result_bytes !== undefined) bindings.max_result_bytes = request.limits.max_result_bytes;
+  const { limits, clamped } = effectiveLimits(bindings, policy.bounds);
+  const checked = await checkImage(bytes, policy.checks, { maxMemoryBytes: limits.max_memory_bytes });
+  refuseBadHostPatterns(checked.manifest);
+  if (request.grantSpecs !== undefined) bindings.grants = grantsFromSpecs(request.grantSpecs, checked.manifest);
+  else if (request.grants !== undefined) bindings.grants = request.grants;
+  const grants = effectiveGrants(bindings, checked.manifest);
+  const declared = declaredGrants(checked.manifest);
+  return { harness: { ...checked, bytes, limits, grants, declared }, bindings, clamped };
+}

@@ -1,0 +1,161 @@
+/**
+ * The harnesses a runner can call, as the main thread holds them: each checked and with its validators
+ * compiled once, and the payloads its tasks carry to a worker (see runner.ts for why a task carries
+ * modules rather than a worker caching them).
+ */
+import type { ManifestData } from '@berm/manifest';
+import { HOST_CALL, toolExport } from '@berm/protocol';
+import { RunnerError } from './errors.js';
+import { compileValidators, type HarnessValidators } from './validators.js';
+import type { ProgramPayload } from './worker-messages.js';
+
+/** A harness's own limits, below the runner's (which apply when these are unset). */
+export interface HarnessLimits {
+  /** Wall-clock limit of a call that enters through this harness, its nested calls included. */
+  callTimeoutMs?: number;
+  /** The longest result (and host-call request) read from this harness's instances, wherever in a chain they run. */
+  maxResultBytes?: number;
+}
+
+export interface HarnessInput {
+  /** Compiled from bytes that went through `capMemory` (or `ToolRunner.compile`, which does both). */
+  module: WebAssembly.Module;
+  manifest: ManifestData;
+  digest: string;
+  limits?: HarnessLimits;
+  /** Anything the deployer wants its host services to see for this harness (e.g. what it is granted); never sent to a worker. */
+  context?: unknown;
+}
+
+/** A harness checked and with its validators compiled, ready for `setHarness` (which then cannot fail). */
+export class PreparedHarness {
+  constructor(
+    readonly input: HarnessInput,
+    readonly validators: HarnessValidators,
+    /** It imports `berm.call`: its tasks carry the programs within reach. */
+    readonly callsOthers: boolean,
+    /** It imports `berm.emit`: its tasks carry its event validators. */
+    readonly emits: boolean,
+  ) {}
+}
+
+/** One deployed harness. */
+export interface Entry {
+  name: string;
+  digest: string;
+  manifest: ManifestData;
+  validators: HarnessValidators;
+  /** Without validator source: for a harness whose instance never validates anything in the worker. */
+  bare: ProgramPayload;
+  /** With validator source: for nested-call targets and harnesses that emit or call. */
+  full: ProgramPayload;
+  callsOthers: boolean;
+  needsChecks: boolean;
+  callTimeoutMs: number;
+  context: unknown;
+}
+
+export function positiveInteger(name: string, value: number, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) throw new RunnerError('bad-option', `${name} must be an integer of at least ${min}, not ${value}`);
+  return value;
+}
+
+/**
+ * Everything about a harness that can fail, done without touching the deployed set: the manifest's
+ * tools are checked against the module's exports, and validators for every tool's arguments and every
+ * event's fields are compiled. Throws `RunnerError` (`bad-schema`, `bad-harness`).
+ */
+export function prepareHarness(harness: HarnessInput): PreparedHarness {
+  const { module, manifest } = harness;
+  const exported = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
+  for (const tool of manifest.tools) {
+    if (!exported.has(toolExport(tool.name))) throw new RunnerError('bad-harness', `tool "${tool.name}" has no export ${toolExport(tool.name)}`, tool.name);
+  }
+  const imported = new Set(WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}`));
+  return new PreparedHarness(harness, compileValidators(manifest), imported.has(HOST_CALL.call), imported.has(HOST_CALL.emit));
+}
+
+/** The deployed set: entries by name, and for each harness that calls others the programs its calls can reach. */
+export class DeployedSet {
+  private readonly entries = new Map<string, Entry>();
+  /** The programs each harness can reach, recomputed after any deploy or undeploy. */
+  private readonly closures = new Map<string, ProgramPayload[]>();
+  /** The entry each payload was built for; weak, so a replaced deploy goes once no call holds its payloads. */
+  private readonly owners = new WeakMap<ProgramPayload, Entry>();
+  private nextKey = 1;
+
+  constructor(private readonly defaults: { callTimeoutMs: number; maxResultBytes: number; maxCallDepth: number }) {}
+
+  set(name: string, prepared: PreparedHarness): void {
+    const { module, manifest, digest, limits = {} } = prepared.input;
+    const callTimeoutMs = positiveInteger('limits.callTimeoutMs', limits.callTimeoutMs ?? this.defaults.callTimeoutMs, 1);
+    const maxResultBytes = positiveInteger('limits.maxResultBytes', limits.maxResultBytes ?? this.defaults.maxResultBytes, 1);
+    const bare: ProgramPayload = {
+      name,
+      key: this.nextKey++,
+      module,
+      tools: manifest.tools.map((t) => t.name),
+      events: manifest.events.map((e) => e.name),
+      programs: [...(manifest.deps?.programs ?? [])],
+      validators: '',
+      maxResultBytes,
+    };
+    const entry: Entry = {
+      name,
+      digest,
+      manifest,
+      validators: prepared.validators,
+      bare,
+      full: { ...bare, validators: prepared.validators.source },
+      callsOthers: prepared.callsOthers,
+      needsChecks: prepared.callsOthers || prepared.emits,
+      callTimeoutMs,
+      context: prepared.input.context,
+    };
+    this.owners.set(entry.bare, entry);
+    this.owners.set(entry.full, entry);
+    this.entries.set(name, entry);
+    this.closures.clear();
+  }
+
+  delete(name: string): boolean {
+    const removed = this.entries.delete(name);
+    if (removed) this.closures.clear();
+    return removed;
+  }
+
+  get(name: string): Entry | undefined {
+    return this.entries.get(name);
+  }
+
+  /** The entry `payload` was built for. */
+  ownerOf(payload: ProgramPayload): Entry | undefined {
+    return this.owners.get(payload);
+  }
+
+  /** The called harness first, then (only if it can call) every deployed program within reach of the depth limit. */
+  programsFor(entry: Entry): ProgramPayload[] {
+    if (!entry.callsOthers) return [entry.needsChecks ? entry.full : entry.bare];
+    let programs = this.closures.get(entry.name);
+    if (programs !== undefined) return programs;
+    const seen = new Set([entry.name]);
+    programs = [entry.full];
+    let frontier = [entry];
+    for (let depth = 1; depth <= this.defaults.maxCallDepth && frontier.length > 0; depth++) {
+      const next: Entry[] = [];
+      for (const from of frontier) {
+        if (!from.callsOthers) continue;
+        for (const name of from.bare.programs) {
+          const target = this.entries.get(name);
+          if (target === undefined || seen.has(name)) continue;
+          seen.add(name);
+          programs.push(target.full);
+          next.push(target);
+        }
+      }
+      frontier = next;
+    }
+    this.closures.set(entry.name, programs);
+    return programs;
+  }
+}

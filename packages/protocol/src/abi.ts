@@ -1,0 +1,30 @@
+/**
+ * The guest ABI's names (spec §4): the host calls every host serves, and the syscalls beyond them that
+ * bermd knows. A host call's name is `module.field` of its wasm import (`"berm" "call"` is `berm.call`).
+ */
+export const HOST_CALL = {
+  call: 'berm.call',
+  log: 'berm.log',
+  emit: 'berm.emit',
+} as const;
+
+/** The ABI's own host calls: every host serves them, and no image declares them. */
+export const ABI_HOST_CALLS: ReadonlySet<string> = new Set(Object.values(HOST_CALL));
+
+export const SYSCALL = {
+  /** An HTTP request sent directly, to a host the image declares under it. */
+  httpFetch: 'berm.http.fetch',
+  /** An HTTP request sent through the operator's proxy. */
+  httpProxy: 'berm.http.proxy',
+} as const;
+
+/** The syscalls whose declared strings (`deps.syscalls`) and grants are host patterns. */
+export const HTTP_SYSCALLS: readonly string[] = [SYSCALL.httpFetch, SYSCALL.httpProxy];
+
+/** The exports the ABI names: the allocator, and one per tool. */
+export const ALLOC_EXPORT = 'berm_alloc';
+export const TOOL_EXPORT_PREFIX = 'berm_tool_';
+
+export function toolExport(tool: string): string {
+  return `${TOOL_EXPORT_PREFIX}${tool}`;
+}

@@ -1,0 +1,106 @@
+/** The shapes of the control API's requests and answers (spec §5), as bermd writes them and the client reads them. */
+import type { Break, ManifestData } from '@berm/manifest';
+
+export type { Break };
+
+/** Something a deploy went through with but the operator should know. */
+export type Notice =
+  /** A program in `deps.programs` that is not deployed: calls to it are refused until it is. */
+  | { code: 'program-not-deployed'; message: string; program: string }
+  /** A secret the harness is granted that the operator provides to no call entering through it (a call through another harness may still have it). */
+  | { code: 'secret-not-provided'; message: string; secret: string };
+
+/** The limits a harness's calls run under, and the daemon's own (the defaults and the upper bounds of every harness's). */
+export interface Limits {
+  /** Wall-clock limit of a call entering through the harness, nested calls included. */
+  timeout_ms: number;
+  /** The cap compiled into the harness's memories. */
+  max_memory_bytes: number;
+  /** The longest result (and host-call request) read from the harness's instances. */
+  max_result_bytes: number;
+}
+
+/** Limits a deploy sets; absent members are the daemon's. */
+export type LimitBindings = Partial<Limits>;
+
+/** Syscalls with the hosts reached through each, and secret names (never values). */
+export interface GrantSet {
+  syscalls: Record<string, string[]>;
+  secrets: string[];
+}
+
+/** What the operator set at deploy, as stored with the harness and shown by the API; absent members are the defaults. */
+export interface Bindings extends LimitBindings {
+  /** Absent: everything declared is granted. */
+  grants?: GrantSet;
+}
+
+export interface HarnessSummary {
+  name: string;
+  /** `sha256:<hex>` of the stored image. */
+  digest: string;
+  version: string;
+  tools: string[];
+  events: string[];
+  /** ISO 8601. */
+  deployed_at: string;
+  /** ISO 8601; null until a tool of the harness has run. */
+  last_used_at: string | null;
+  /** The limits its calls run under: its bindings' where set, the daemon's elsewhere. */
+  limits: Limits;
+  /** What it is granted: syscalls with the hosts reached through them, and secrets (names only). */
+  grants: GrantSet;
+  /** What the operator set at deploy; `{}` when nothing was, and the defaults apply. */
+  bindings: Bindings;
+}
+
+/** Per tool and event of the manifest, its last use (ISO 8601), null when never. */
+export interface HarnessUsage {
+  tools: Record<string, string | null>;
+  events: Record<string, string | null>;
+}
+
+export interface HarnessDetail extends HarnessSummary {
+  /** The merged manifest the image carries. */
+  manifest: ManifestData;
+  usage: HarnessUsage;
+}
+
+/** A break as a deploy answers it: with the last use of the tool or event it concerns. */
+export interface GatedBreak extends Break {
+  /** ISO 8601, null if never used. */
+  last_used_at: string | null;
+  /** Used within the daemon's window: such a break refuses a deploy that is not forced. */
+  used: boolean;
+}
+
+/** The body of a deploy's 200 (replaced) or 201 (new) answer. */
+export interface DeployAnswer {
+  name: string;
+  digest: string;
+  version: string;
+  tools: string[];
+  events: string[];
+  /** Breaks of the replaced harness the deploy went through with, each with its last use; `used` marks those it was forced past. */
+  reported: GatedBreak[];
+  notices: Notice[];
+}
+
+/** A deploy's answer with what its status says. */
+export interface DeployResult extends DeployAnswer {
+  /** True when an existing harness was replaced (HTTP 200), false when it is new (201). */
+  replaced: boolean;
+}
+
+/** The error object of a 409 `breaks-callers`: the image breaks tools or events callers used lately. */
+export interface BreaksCallersError {
+  code: 'breaks-callers';
+  message: string;
+  name: string;
+  /** The daemon's window (`--breaks-window`), in seconds. */
+  window_seconds: number;
+  /** The breaks of tools and events used within the window: what refused the deploy. */
+  breaks: GatedBreak[];
+  /** The other breaks, which alone would only have been reported. */
+  reported: GatedBreak[];
+}

@@ -1,0 +1,69 @@
+/**
+ * Every error the control API answers with: a stable code, the HTTP status it is answered with, and the
+ * body `{"error": {"code", "message", ...details}}`. bermd raises them, the client reads them, and the
+ * CLI maps each code to an exit status (its table is checked against `ErrorCode` by the compiler).
+ */
+export const ERROR_STATUS = {
+  'bad-name': 400,
+  'bad-image': 400,
+  'bad-request': 400,
+  'bad-limit': 400,
+  'bad-grant': 400,
+  unauthorized: 401,
+  'not-found': 404,
+  'image-too-large': 413,
+  'unsupported-media-type': 415,
+  'not-wasm': 422,
+  'compile-error': 422,
+  'abi-version': 422,
+  'missing-memory': 422,
+  'missing-alloc': 422,
+  'missing-export': 422,
+  'bad-export-signature': 422,
+  'bad-import-signature': 422,
+  'undeclared-import': 422,
+  'unserved-syscall': 422,
+  'unsupported-module': 422,
+  'memory-too-large': 422,
+  'bad-schema': 422,
+  'bad-host-pattern': 422,
+  'grant-not-declared': 422,
+  'limit-above-daemon': 422,
+  'tool-name-collision': 409,
+  'breaks-callers': 409,
+  'shutting-down': 503,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_STATUS, code);
+}
+
+/** The body of every error answer. */
+export interface ErrorBody {
+  error: { code: string; message: string } & Record<string, unknown>;
+}
+
+/** An error the control API answers with; what reads the wire (`decodeDeployQuery`) throws it too. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra members of the JSON error body (e.g. `reason`, `offset`, `problems`). */
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = details;
+  }
+
+  /** `{"error": {"code", "message", ...details}}`; details never override the code or the message. */
+  toBody(): ErrorBody {
+    const { code: _code, message: _message, ...details } = this.details;
+    return { error: { code: this.code, message: this.message, ...details } };
+  }
+}

@@ -1,0 +1,44 @@
+export { ERROR_STATUS, ApiError, isErrorCode, type ErrorCode, type ErrorBody } from './errors.js';
+export type {
+  Break,
+  Notice,
+  Limits,
+  LimitBindings,
+  GrantSet,
+  Bindings,
+  HarnessSummary,
+  HarnessUsage,
+  HarnessDetail,
+  GatedBreak,
+  DeployAnswer,
+  DeployResult,
+  BreaksCallersError,
+} from './api.js';
+export { HARNESS_NAME, isHarnessName, badHarnessNameMessage } from './names.js';
+export {
+  parseDuration,
+  parseSize,
+  formatDuration,
+  describeDuration,
+  formatSize,
+  readDurationLimit,
+  readSizeLimit,
+  MIN_MEMORY_BYTES,
+  DURATION_UNITS,
+  SIZE_UNITS,
+  SECOND_MS,
+  MINUTE_MS,
+  HOUR_MS,
+  DAY_MS,
+  WEEK_MS,
+  type DurationUnit,
+} from './units.js';
+export {
+  encodeDeployQuery,
+  decodeDeployQuery,
+  DEPLOY_PARAMS,
+  DEPLOY_QUERY_SCHEMA,
+  unknownParameterMessage,
+  repeatedParameterMessage,
+  type DeployOptions, type DeployRequest, type ParsedQuery } from './deploy-query.js';
+export { HOST_CALL, ABI_HOST_CALLS, SYSCALL, HTTP_SYSCALLS, ALLOC_EXPORT, TOOL_EXPORT_PREFIX, toolExport } from './abi.js';
