@@ -1,11 +1,11 @@
 import { pino } from 'pino';
 import { createDaemon, type Daemon } from './daemon.js';
-import { OptionsError, parseOptions, USAGE } from './options.js';
+import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { redactingStream } from './egress/index.js';
 
 /** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
 export async function main(argv: string[]): Promise<void> {
-  let options;
+  let options: DaemonOptions | 'help';
   try {
     options = await parseOptions(argv);
   } catch (e) {

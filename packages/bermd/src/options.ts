@@ -14,7 +14,7 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_MAX_IMAGE_SIZE = 64 * 1024 * 1024;
 export const DEFAULT_TOOL_SEPARATOR = '.';
 /** Characters a tool separator may use: none of them is a letter or digit, so names stay readable. */
-export const TOOL_SEPARATOR = /^[._\/-]{1,8}$/;
+export const TOOL_SEPARATOR = /^[._/-]{1,8}$/;
 
 export interface DaemonOptions {
   host: string;
@@ -120,36 +120,36 @@ function parseSeparator(value: string): string {
   return value;
 }
 
-export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<DaemonOptions | 'help'> {
-  let values;
+const FLAGS = {
+  listen: { type: 'string' },
+  state: { type: 'string' },
+  'max-image-size': { type: 'string' },
+  'token-file': { type: 'string' },
+  'log-level': { type: 'string' },
+  'call-timeout': { type: 'string' },
+  'max-memory': { type: 'string' },
+  'max-result-size': { type: 'string' },
+  'max-call-depth': { type: 'string' },
+  'tool-separator': { type: 'string' },
+  'breaks-window': { type: 'string' },
+  serve: { type: 'string', multiple: true },
+  'http-proxy': { type: 'string' },
+  resolve: { type: 'string', multiple: true },
+  secrets: { type: 'string' },
+  'http-max-body': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function readFlags(argv: string[]) {
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        listen: { type: 'string' },
-        state: { type: 'string' },
-        'max-image-size': { type: 'string' },
-        'token-file': { type: 'string' },
-        'log-level': { type: 'string' },
-        'call-timeout': { type: 'string' },
-        'max-memory': { type: 'string' },
-        'max-result-size': { type: 'string' },
-        'max-call-depth': { type: 'string' },
-        'tool-separator': { type: 'string' },
-        'breaks-window': { type: 'string' },
-        serve: { type: 'string', multiple: true },
-        'http-proxy': { type: 'string' },
-        resolve: { type: 'string', multiple: true },
-        secrets: { type: 'string' },
-        'http-max-body': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    return parseArgs({ args: argv, strict: true, allowPositionals: false, options: FLAGS }).values;
   } catch (e) {
     throw new OptionsError((e as Error).message);
   }
+}
+
+export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<DaemonOptions | 'help'> {
+  const values = readFlags(argv);
   if (values.help) return 'help';
   const { host, port } = parseListen(values.listen ?? `${DEFAULT_HOST}:${DEFAULT_PORT}`);
   const stateDir = path.resolve(values.state ?? defaultStateDir(env));

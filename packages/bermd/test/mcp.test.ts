@@ -6,9 +6,9 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
 import { FAIL_MESSAGE, FORECAST_LOG, SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
-import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { connect, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
+import { connect, deploy, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
 
 /** One harness per way a tool is listed: an object result (query), a deprecated one with a string result, one that breaks its own schema. */
 function sampleTools(): ManifestData {

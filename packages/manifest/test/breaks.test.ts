@@ -165,7 +165,7 @@ describe('breaks: one schema change, both directions', () => {
         expect(b.event).toBeUndefined();
         expect(b.message).not.toMatch(/[\r\n]/);
         expect(b.message).toContain('tool `t`');
-        expect(b.message).toMatch(/`x[`.\[<]/);
+        expect(b.message).toMatch(/`x[`.[<]/);
       }
       for (const b of event) {
         expect(b.event).toBe('e');

@@ -117,7 +117,7 @@ describe('readManifestFile', () => {
   });
 
   it('reads a manifest bigger than the read-ahead window whole', async () => {
-    const readme = '# Readme\n\n' + 'A line of documentation.\n'.repeat(8000);
+    const readme = `# Readme\n\n${'A line of documentation.\n'.repeat(8000)}`;
     const m = sampleManifest({ readme });
     const path = await file(await buildImage('(module)', m));
     expect((await readManifestFile(path)).data.readme).toBe(readme);

@@ -3,7 +3,6 @@
 // compiler, which is the reason it is generated.
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Manifest, ManifestError, manifestSchema } from '@berm/manifest';

@@ -17,7 +17,7 @@
  * - `none` — nothing at all (alone).
  */
 import type { Manifest } from '@berm/manifest';
-import { ABI_HOST_CALLS, ApiError, decodeDeployQuery, HTTP_SYSCALLS as HTTP_SYSCALL_NAMES, type Bindings, type GrantSet, type LimitBindings, type Limits, type ParsedQuery } from '@berm/protocol';
+import { ABI_HOST_CALLS, ApiError, decodeDeployQuery, HTTP_SYSCALLS as HTTP_SYSCALL_NAMES, type Bindings, type GrantSet, type DeployRequest, type LimitBindings, type Limits, type ParsedQuery } from '@berm/protocol';
 import { covers, parseHostPattern, parseHostPatterns } from '../egress/index.js';
 import { BermdError } from '../errors.js';
 
@@ -80,7 +80,7 @@ export function parseGrant(text: string): GrantSpec {
  * bindings. Throws `BermdError` 400 (`bad-request`, `bad-limit`, `bad-grant`).
  */
 export function readDeployQuery(query: ParsedQuery): { force: boolean; bindings: BindingRequest } {
-  let decoded;
+  let decoded: DeployRequest;
   try {
     decoded = decodeDeployQuery(query);
   } catch (e) {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ABI_VERSION, Manifest, isManifestError } from '@berm/manifest';
 import { ABI_HOST_CALLS, ALLOC_EXPORT, toolExport } from '@berm/protocol';
 import { BermdError, type BermdErrorCode } from '../errors.js';
-import { formatType, readSignatures, sameType, SignatureReadError, type FuncType } from './wasm-signatures.js';
+import { formatType, readSignatures, sameType, SignatureReadError, type FuncType, type ModuleSignatures } from './wasm-signatures.js';
 
 const HOST_CALL: FuncType = { params: ['i32', 'i32'], results: ['i64'] };
 const TOOL_SIGNATURE: FuncType = { params: ['i32', 'i32'], results: ['i64'] };
@@ -95,7 +95,7 @@ export async function checkImage(bytes: Uint8Array, policy: CheckPolicy, harness
 
 /** The ways a compiled module breaks the guest ABI (spec §4) for the tools and syscalls its manifest declares. */
 export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: CheckPolicy): Problem[] {
-  let signatures;
+  let signatures: ModuleSignatures;
   try {
     signatures = readSignatures(bytes);
   } catch (e) {
@@ -131,7 +131,7 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
   const declared = manifest.data.deps.syscalls;
   for (const imp of signatures.imports) {
     const dotted = `${imp.module}.${imp.field}`;
-    const isDeclared = Object.prototype.hasOwnProperty.call(declared, dotted);
+    const isDeclared = Object.hasOwn(declared, dotted);
     if (imp.kind !== 'function') {
       problems.push({ code: 'undeclared-import', message: `the image imports a ${imp.kind} ${dotted}; a host provides only host calls (functions)`, import: dotted });
     } else if (!ABI_HOST_CALLS.has(dotted) && !isDeclared) {

@@ -7,6 +7,7 @@
  * granted it); `{"NAME": {"value": "...", "harnesses": ["a", "b"]}}` only to calls that enter through
  * harness a or b. It is refused when group or others may read or write it, as ssh refuses a private key.
  */
+import type { Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { isHarnessName } from '@berm/protocol';
 
@@ -94,7 +95,7 @@ export class Secrets {
   /** Reads `file`, refusing it when it is not a regular file or when group or others have any access to it. */
   static async load(file: string): Promise<Secrets> {
     const where = `--secrets ${file}`;
-    let info;
+    let info: Stats;
     try {
       info = await stat(file);
     } catch (e) {

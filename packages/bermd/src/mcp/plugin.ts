@@ -76,7 +76,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const underWay = new Set<Promise<void>>();
   let closing = false;
 
-  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
+  const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (closing) return rpcError(reply, 503, -32000, 'bermd is shutting down');
     if (!originAllowed(request)) return rpcError(reply, 403, -32000, `requests from origin ${request.headers.origin} are not accepted`);
 

@@ -59,12 +59,12 @@ export function sameJson(a: unknown, b: unknown, refs = true): boolean {
   const rb = b as Record<string, unknown>;
   let count = 0;
   for (const key in ra) {
-    if (!Object.prototype.hasOwnProperty.call(ra, key)) continue;
+    if (!Object.hasOwn(ra, key)) continue;
     if (!refs && key === '$ref') return false;
-    if (!Object.prototype.hasOwnProperty.call(rb, key) || !sameJson(ra[key], rb[key], refs)) return false;
+    if (!Object.hasOwn(rb, key) || !sameJson(ra[key], rb[key], refs)) return false;
     count++;
   }
-  for (const key in rb) if (Object.prototype.hasOwnProperty.call(rb, key)) count--;
+  for (const key in rb) if (Object.hasOwn(rb, key)) count--;
   return count === 0;
 }
 

@@ -57,7 +57,7 @@ function mergeProperties(a: unknown, b: unknown): unknown {
   if (!isObject(a) || !isObject(b)) return isObject(a) ? a : b;
   const out: Record<string, unknown> = { ...a };
   for (const [name, schema] of Object.entries(b)) {
-    out[name] = Object.prototype.hasOwnProperty.call(out, name) ? both(out[name], schema) : schema;
+    out[name] = Object.hasOwn(out, name) ? both(out[name], schema) : schema;
   }
   return out;
 }

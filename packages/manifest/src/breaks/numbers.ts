@@ -38,7 +38,7 @@ const INTEGER_FORMATS = new Set(Object.keys(FORMAT_BOUNDS).filter((f) => f !== '
 
 /** Formats that bound numbers, as opposed to formats that constrain strings. */
 export function isNumberFormat(format: unknown): boolean {
-  return typeof format === 'string' && Object.prototype.hasOwnProperty.call(FORMAT_BOUNDS, format);
+  return typeof format === 'string' && Object.hasOwn(FORMAT_BOUNDS, format);
 }
 
 /** Whether values of the node are integers only (by type, or by an integer format). */

@@ -4,7 +4,7 @@ import type { SchemaNode } from './nodes.js';
 import { shown, type Walk } from './walk.js';
 
 function has(record: Record<string, unknown>, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(record, key);
+  return  Object.hasOwn(record, key);
 }
 
 function propertiesOf(node: SchemaNode): Record<string, unknown> {

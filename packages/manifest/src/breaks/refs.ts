@@ -41,7 +41,7 @@ function step(at: unknown, token: string): unknown {
     const index = Number(token);
     return index < at.length ? at[index] : NOT_FOUND;
   }
-  if (at !== null && typeof at === 'object' && Object.prototype.hasOwnProperty.call(at, token)) {
+  if (at !== null && typeof at === 'object' && Object.hasOwn(at, token)) {
     return (at as Record<string, unknown>)[token];
   }
   return NOT_FOUND;
