@@ -32,7 +32,12 @@ function toolAt(i) {
           oneOf: [
             { type: 'object', title: 'Circle', properties: { r: { type: 'number', minimum: 0 } }, required: ['r'] },
             { type: 'object', title: 'Square', properties: { side: { type: 'number', minimum: 0 } }, required: ['side'] },
-            { type: 'object', title: 'Polygon', properties: { points: { type: 'array', items: { $ref: '#/$defs/Point' } } }, required: ['points'] },
+            {
+              type: 'object',
+              title: 'Polygon',
+              properties: { points: { type: 'array', items: { $ref: '#/$defs/Point' } } },
+              required: ['points'],
+            },
           ],
         },
       },
@@ -87,7 +92,13 @@ function manifestOf(tools) {
     readme: '',
     usage: '',
     tools,
-    events: [{ name: 'changed', description: 'Something changed.', fields: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } }],
+    events: [
+      {
+        name: 'changed',
+        description: 'Something changed.',
+        fields: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] },
+      },
+    ],
     deps: { programs: [], syscalls: {}, secrets: [] },
   };
 }

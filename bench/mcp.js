@@ -24,12 +24,16 @@ const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 function post(url, body, headers = {}) {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -50,23 +54,34 @@ function put(url, bytes) {
 function message(res) {
   if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body}`);
   const text = res.headers['content-type']?.startsWith('text/event-stream')
-    ? res.body.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).at(-1)
+    ? res.body
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .at(-1)
     : res.body;
   return JSON.parse(text);
 }
 
 /** An MCP session over raw POSTs: initialize, initialized, then tools/call. */
 async function session(url) {
-  const init = await post(url, JSON.stringify({
-    jsonrpc: '2.0', id: 0, method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
-  }));
+  const init = await post(
+    url,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+    }),
+  );
   const id = init.headers['mcp-session-id'];
   const headers = id === undefined ? {} : { 'mcp-session-id': id, 'mcp-protocol-version': message(init).result.protocolVersion };
   await post(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
   let next = 1;
   return async (name, args) => {
-    const m = message(await post(url, JSON.stringify({ jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } }), headers));
+    const m = message(
+      await post(url, JSON.stringify({ jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } }), headers),
+    );
     if (m.error || m.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(m.error ?? m.result)}`);
     return m.result;
   };
@@ -75,7 +90,9 @@ async function session(url) {
 /** CPU time (user + system, µs) a process has used, all threads or (`tid`) one; Linux only, else 0. */
 function cpuUs(pid, tid) {
   try {
-    const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8')
+      .split(') ')[1]
+      .split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10_000;
   } catch {
     return 0;
@@ -88,14 +105,16 @@ async function measure(label, calls, concurrency, callers, once, pid) {
   const cpu0 = pid === undefined ? 0 : cpuUs(pid);
   const main0 = pid === undefined ? 0 : cpuUs(pid, pid);
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async (_, i) => {
-    const caller = callers[i % callers.length];
-    while (next++ < calls) {
-      const t = performance.now();
-      await once(caller);
-      latencies.push(performance.now() - t);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, i) => {
+      const caller = callers[i % callers.length];
+      while (next++ < calls) {
+        const t = performance.now();
+        await once(caller);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
   const ms = performance.now() - start;
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
@@ -137,7 +156,10 @@ async function startServer(args, pattern) {
 
 async function startBermd(args = []) {
   const state = await mkdtemp(join(tmpdir(), 'berm-bench-mcp-'));
-  const server = await startServer([BERMD, '--listen', '127.0.0.1:0', '--state', state, '--log-level', 'warn', ...args], /bermd listening on (http:\/\/\S+) /);
+  const server = await startServer(
+    [BERMD, '--listen', '127.0.0.1:0', '--state', state, '--log-level', 'warn', ...args],
+    /bermd listening on (http:\/\/\S+) /,
+  );
   return {
     ...server,
     async stop() {
@@ -190,8 +212,12 @@ await measure('warm-up', 500, CONCURRENCY, bareCallers, (c) => c('echo.echo', AR
 const rows = [];
 const bareSerial = await repeat(() => measure('bare server, 1 in flight', CALLS / 2, 1, bareCallers, (c) => c('echo.echo', ARGS)));
 const mcpSerial = await repeat(() => measure('bermd /mcp echo, 1 in flight', CALLS / 2, 1, mcpCallers, (c) => c('echo.echo', ARGS)));
-const bareParallel = await repeat(() => measure(`bare server, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, bareCallers, (c) => c('echo.echo', ARGS), bare.pid));
-const mcpParallel = await repeat(() => measure(`bermd /mcp echo, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, mcpCallers, (c) => c('echo.echo', ARGS), bermd.pid));
+const bareParallel = await repeat(() =>
+  measure(`bare server, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, bareCallers, (c) => c('echo.echo', ARGS), bare.pid),
+);
+const mcpParallel = await repeat(() =>
+  measure(`bermd /mcp echo, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, mcpCallers, (c) => c('echo.echo', ARGS), bermd.pid),
+);
 rows.push(bareSerial, mcpSerial, bareParallel, mcpParallel);
 await bare.stop();
 await bermd.stop();
@@ -205,7 +231,9 @@ function instantiateAndCall() {
   new Uint8Array(memory.buffer).set(argBytes, ptr);
   return echo(ptr, argBytes.length);
 }
-const instantiation = await repeat(() => measure('instantiate + call, main thread', CALLS * 4, 1, [null], async () => instantiateAndCall()));
+const instantiation = await repeat(() =>
+  measure('instantiate + call, main thread', CALLS * 4, 1, [null], async () => instantiateAndCall()),
+);
 rows.push(instantiation);
 
 // 3. berm.call: the chain tool at depth limits 0, 2 and 4, one bermd each; the slope is one nested level.
@@ -215,23 +243,34 @@ for (const depth of [0, 2, 4]) {
   await put(`${d.url}/harnesses/chain`, chainImage);
   const cs = await Promise.all(Array.from({ length: callers }, () => session(`${d.url}/mcp`)));
   await measure('warm-up', 300, CONCURRENCY, cs, (c) => c('chain.chain', { program: 'chain' }));
-  levels.push({ depth, ...(await repeat(() => measure(`bermd /mcp chain, ${depth} nested levels, 1 in flight`, CALLS / 4, 1, cs, (c) => c('chain.chain', { program: 'chain' })))) });
+  levels.push({
+    depth,
+    ...(await repeat(() =>
+      measure(`bermd /mcp chain, ${depth} nested levels, 1 in flight`, CALLS / 4, 1, cs, (c) => c('chain.chain', { program: 'chain' })),
+    )),
+  });
   await d.stop();
 }
 rows.push(...levels);
 const perLevelMs = (levels.at(-1).p50 - levels[0].p50) / levels.at(-1).depth;
 
 const ms = (v) => `${v.toFixed(3)} ms`.padStart(10);
-console.log(`node ${process.version}, best of ${ROUNDS} rounds, ${CALLS} calls, raw JSON-RPC POSTs on keep-alive sockets, bermd at --log-level warn\n`);
+console.log(
+  `node ${process.version}, best of ${ROUNDS} rounds, ${CALLS} calls, raw JSON-RPC POSTs on keep-alive sockets, bermd at --log-level warn\n`,
+);
 console.log(`${'measured'.padEnd(52)} ${'calls/s'.padStart(9)} ${'p50'.padStart(10)} ${'p99'.padStart(10)}`);
 for (const r of rows) console.log(`${r.label.padEnd(52)} ${r.perSecond.toFixed(0).padStart(9)} ${ms(r.p50)} ${ms(r.p99)}`);
 console.log('');
-console.log(`bermd / bare throughput, ${CONCURRENCY} in flight:   ${(mcpParallel.perSecond / bareParallel.perSecond).toFixed(2)} (target >= 0.33)`);
+console.log(
+  `bermd / bare throughput, ${CONCURRENCY} in flight:   ${(mcpParallel.perSecond / bareParallel.perSecond).toFixed(2)} (target >= 0.33)`,
+);
 console.log(`bermd / bare throughput, 1 in flight:    ${(mcpSerial.perSecond / bareSerial.perSecond).toFixed(2)}`);
 console.log(`bermd p50, 1 in flight:                  ${mcpSerial.p50.toFixed(3)} ms (target < 2 ms)`);
 if (mcpParallel.cpu && mcpParallel.cpu.all > 0) {
   // CPU per call is steadier than throughput on a shared machine, and says where the time goes.
-  console.log(`server CPU per call, ${CONCURRENCY} in flight:    bare ${bareParallel.cpu.all.toFixed(0)} µs; bermd ${mcpParallel.cpu.all.toFixed(0)} µs (main thread ${mcpParallel.cpu.main.toFixed(0)} µs, tool workers ${(mcpParallel.cpu.all - mcpParallel.cpu.main).toFixed(0)} µs)`);
+  console.log(
+    `server CPU per call, ${CONCURRENCY} in flight:    bare ${bareParallel.cpu.all.toFixed(0)} µs; bermd ${mcpParallel.cpu.all.toFixed(0)} µs (main thread ${mcpParallel.cpu.main.toFixed(0)} µs, tool workers ${(mcpParallel.cpu.all - mcpParallel.cpu.main).toFixed(0)} µs)`,
+  );
 }
 console.log(`instantiate + call:                      ${(instantiation.perCallUs).toFixed(1)} µs per call`);
 console.log(`one berm.call level (p50 slope):         ${(perLevelMs * 1000).toFixed(0)} µs`);

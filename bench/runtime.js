@@ -34,9 +34,11 @@ function directCall(module) {
 async function measure(label, calls, concurrency, once) {
   let next = 0;
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next++ < calls) await once();
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < calls) await once();
+    }),
+  );
   const ms = performance.now() - start;
   return { label, perCallUs: (ms * 1000) / calls, perSecond: calls / (ms / 1000) };
 }
@@ -60,10 +62,15 @@ const direct = await repeat(() => measure('main thread: instantiate + call (base
 // Baseline 2: a piscina round trip doing nothing, and one carrying a compiled module (the runner's design).
 const dir = await mkdtemp(join(tmpdir(), 'berm-bench-'));
 const workerFile = join(dir, 'noop.mjs');
-await writeFile(workerFile, 'const cache = new Map(); export default (t) => { if (t.module) cache.set(t.key, t.module); return cache.size; };\n');
+await writeFile(
+  workerFile,
+  'const cache = new Map(); export default (t) => { if (t.module) cache.set(t.key, t.module); return cache.size; };\n',
+);
 const pool = new Piscina({ filename: pathToFileURL(workerFile).href, minThreads: 2, maxThreads: 2 });
 const emptyTrip = await repeat(() => measure('piscina round trip, digest only', CALLS, CONCURRENCY, () => pool.run({ key: 1 })));
-const moduleTrip = await repeat(() => measure('piscina round trip, module attached', CALLS, CONCURRENCY, () => pool.run({ key: 1, module: echoModule })));
+const moduleTrip = await repeat(() =>
+  measure('piscina round trip, module attached', CALLS, CONCURRENCY, () => pool.run({ key: 1, module: echoModule })),
+);
 await pool.destroy();
 await rm(dir, { recursive: true, force: true });
 
@@ -73,7 +80,9 @@ runner.setHarness('echo', { module: await runner.compile(wat2wasm(ECHO_WAT)), ma
 const check = await runner.call('echo', 'echo', ARGS);
 if (!('ok' in check) || check.ok.text !== 'hello') throw new Error(`the runner answered ${JSON.stringify(check)}`);
 const serial = await repeat(() => measure('runner: trivial tool, 1 in flight', CALLS / 2, 1, () => runner.call('echo', 'echo', ARGS)));
-const parallel = await repeat(() => measure(`runner: trivial tool, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, () => runner.call('echo', 'echo', ARGS)));
+const parallel = await repeat(() =>
+  measure(`runner: trivial tool, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, () => runner.call('echo', 'echo', ARGS)),
+);
 await runner.close();
 
 // berm.call: the same chain at depth limits 0..4; the slope is the cost of one nested level.
@@ -83,7 +92,12 @@ for (const depth of [0, 1, 2, 4]) {
   chained.setHarness('chain', { module: await chained.compile(chainBytes), manifest: manifest(['chain']), digest: 'sha256:chain' });
   const probe = await chained.call('chain', 'chain', { program: 'chain' });
   if (!('ok' in probe)) throw new Error(`the chain answered ${JSON.stringify(probe)}`);
-  levels.push({ depth, ...(await repeat(() => measure(`runner: chain, ${depth} nested levels`, CALLS / 2, CONCURRENCY, () => chained.call('chain', 'chain', { program: 'chain' })))) });
+  levels.push({
+    depth,
+    ...(await repeat(() =>
+      measure(`runner: chain, ${depth} nested levels`, CALLS / 2, CONCURRENCY, () => chained.call('chain', 'chain', { program: 'chain' })),
+    )),
+  });
   await chained.close();
 }
 const perLevelUs = (levels.at(-1).perCallUs - levels[0].perCallUs) / levels.at(-1).depth;
@@ -96,4 +110,6 @@ console.log(`module attached / digest only (piscina trip):     ${(moduleTrip.per
 console.log(`runner, 1 in flight / main-thread baseline:       ${(serial.perCallUs / direct.perCallUs).toFixed(2)}x`);
 console.log(`runner, ${CONCURRENCY} in flight / main-thread baseline:      ${(parallel.perCallUs / direct.perCallUs).toFixed(2)}x`);
 console.log(`runner, ${CONCURRENCY} in flight / bare piscina round trip:    ${(parallel.perCallUs / emptyTrip.perCallUs).toFixed(2)}x`);
-console.log(`one berm.call level:                              ${perLevelUs.toFixed(1)} µs (${(perLevelUs / direct.perCallUs).toFixed(2)}x the main-thread instantiate + call)`);
+console.log(
+  `one berm.call level:                              ${perLevelUs.toFixed(1)} µs (${(perLevelUs / direct.perCallUs).toFixed(2)}x the main-thread instantiate + call)`,
+);

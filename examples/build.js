@@ -26,7 +26,10 @@ export async function buildExample(name) {
 
 export async function exampleNames() {
   const entries = await readdir(here, { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -54,9 +54,16 @@ export const CHAIN_WAT = `(module
 /** A manifest declaring `tools`, each taking {program?, text?}: what the benchmarks pass. */
 export function manifest(tools) {
   return {
-    abi_version: 1, version: '0.0.0', description: '', homepage: '', repository: '', readme: '', usage: '',
+    abi_version: 1,
+    version: '0.0.0',
+    description: '',
+    homepage: '',
+    repository: '',
+    readme: '',
+    usage: '',
     tools: tools.map((name) => ({
-      name, description: name,
+      name,
+      description: name,
       arguments: { type: 'object', properties: { program: { type: 'string' }, text: { type: 'string' } } },
     })),
     events: [],

@@ -309,9 +309,11 @@ export interface HttpGuestOptions {
  */
 export function httpWat(options: HttpGuestOptions = {}): string {
   const imports = ['(import "berm" "call" (func $host_call (param i32 i32) (result i64)))'];
-  const tools: string[] = [`
+  const tools: string[] = [
+    `
   (func (export "berm_tool_call") (param $ptr i32) (param $len i32) (result i64)
-    (call $relay (call $host_call (local.get $ptr) (local.get $len))))`];
+    (call $relay (call $host_call (local.get $ptr) (local.get $len))))`,
+  ];
   for (const [tool, syscall] of Object.entries(HTTP_TOOLS)) {
     if (options[tool as keyof typeof HTTP_TOOLS] === undefined) continue;
     const field = syscall.slice('berm.'.length);

@@ -158,10 +158,15 @@ function filler(size: number, seed: number): Uint8Array {
   const out = new Uint8Array(size);
   let x = (seed * 2654435761) >>> 0 || 1;
   for (let i = 0; i < size; i += 4) {
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
-    out[i] = x & 0xff; out[i + 1] = (x >>> 8) & 0xff; out[i + 2] = (x >>> 16) & 0xff; out[i + 3] = x >>> 24;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = x & 0xff;
+    out[i + 1] = (x >>> 8) & 0xff;
+    out[i + 2] = (x >>> 16) & 0xff;
+    out[i + 3] = x >>> 24;
   }
   return out;
 }

@@ -28,11 +28,7 @@ export async function wat2wasm(source: string): Promise<Uint8Array> {
 }
 
 /** A wasm image: `wat` compiled, with `records` (a merged manifest or raw record texts) as its `.berm.abi`. */
-export async function buildImage(
-  wat: string,
-  records: ManifestData | readonly string[],
-  options?: WriteOptions,
-): Promise<Uint8Array> {
+export async function buildImage(wat: string, records: ManifestData | readonly string[], options?: WriteOptions): Promise<Uint8Array> {
   return writeManifestSection(await wat2wasm(wat), records, options);
 }
 

@@ -12,7 +12,15 @@ import { controlPlugin } from './control/index.js';
 import { Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { BermdError } from './errors.js';
-import { createMcpEndpoint, McpSessions, ToolCatalog, type CatalogEntry, type EventMessage, type McpCore, type SessionState } from './mcp/index.js';
+import {
+  createMcpEndpoint,
+  McpSessions,
+  ToolCatalog,
+  type CatalogEntry,
+  type EventMessage,
+  type McpCore,
+  type SessionState,
+} from './mcp/index.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
 
@@ -64,7 +72,10 @@ const PINO_LEVEL: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' |
 function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): BermdError {
   switch (e.code) {
     case 'memory-too-large':
-      return new BermdError('memory-too-large', `${e.message} (see ${ownCap ? 'the max_memory the deploy set' : '--max-memory'})`, { limit: maxMemoryBytes, where: e.where });
+      return new BermdError('memory-too-large', `${e.message} (see ${ownCap ? 'the max_memory the deploy set' : '--max-memory'})`, {
+        limit: maxMemoryBytes,
+        where: e.where,
+      });
     case 'bad-schema':
       return new BermdError('bad-schema', e.message, { where: e.where });
     case 'bad-module':
@@ -117,7 +128,10 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     commit(name, prepared) {
       runner.setHarness(name, prepared.runtime);
       for (const left of catalog.set(prepared.listing)) {
-        logger.warn({ harness: name, tool: left }, 'a tool name is held by another harness deployed at the same moment; this one is not listed');
+        logger.warn(
+          { harness: name, tool: left },
+          'a tool name is held by another harness deployed at the same moment; this one is not listed',
+        );
       }
     },
     remove(name) {

@@ -5,7 +5,15 @@
  */
 export { main } from './main.js';
 export { createDaemon, type Daemon, type DaemonConfig } from './daemon.js';
-export { parseOptions, defaultStateDir, OptionsError, DEFAULT_PORT, DEFAULT_HOST, DEFAULT_MAX_IMAGE_SIZE, type DaemonOptions } from './options.js';
+export {
+  parseOptions,
+  defaultStateDir,
+  OptionsError,
+  DEFAULT_PORT,
+  DEFAULT_HOST,
+  DEFAULT_MAX_IMAGE_SIZE,
+  type DaemonOptions,
+} from './options.js';
 export { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from './limits.js';
 export { BermdError, isBermdError, ERROR_STATUS, type BermdErrorCode } from './errors.js';
 export { Secrets, SecretsFileError } from './egress/index.js';

@@ -22,7 +22,10 @@ export async function main(argv: string[]): Promise<void> {
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
   // With secrets held, every log line passes a last check for their values before it is written.
   const destination = pino.destination({ dest: 2, sync: true });
-  const logger = pino({ name: 'bermd', level: options.logLevel }, options.secrets.size > 0 ? redactingStream(destination, options.secrets) : destination);
+  const logger = pino(
+    { name: 'bermd', level: options.logLevel },
+    options.secrets.size > 0 ? redactingStream(destination, options.secrets) : destination,
+  );
 
   let daemon: Daemon;
   try {

@@ -4,7 +4,15 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MIN_MEMORY_BYTES, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
 import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './deploy/index.js';
-import { DEFAULT_HTTP_MAX_BODY, parseResolve, ResolveError, SERVABLE_SYSCALLS, Secrets, SecretsFileError, type ResolveEntry } from './egress/index.js';
+import {
+  DEFAULT_HTTP_MAX_BODY,
+  parseResolve,
+  ResolveError,
+  SERVABLE_SYSCALLS,
+  Secrets,
+  SecretsFileError,
+  type ResolveEntry,
+} from './egress/index.js';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from './limits.js';
 
 const PROXY = SYSCALL.httpProxy;
@@ -111,12 +119,14 @@ function duration(value: string, flag: string): number {
 }
 
 function parseCount(value: string, flag: string): number {
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value))) throw new OptionsError(`${flag} ${value}: expected a whole number`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value)))
+    throw new OptionsError(`${flag} ${value}: expected a whole number`);
   return Number(value);
 }
 
 function parseSeparator(value: string): string {
-  if (!TOOL_SEPARATOR.test(value)) throw new OptionsError(`--tool-separator ${JSON.stringify(value)}: use 1 to 8 of the characters . _ - /`);
+  if (!TOOL_SEPARATOR.test(value))
+    throw new OptionsError(`--tool-separator ${JSON.stringify(value)}: use 1 to 8 of the characters . _ - /`);
   return value;
 }
 
@@ -166,16 +176,21 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const limits: Limits = {
     timeout_ms: values['call-timeout'] === undefined ? DEFAULT_LIMITS.timeout_ms : duration(values['call-timeout'], '--call-timeout'),
     max_memory_bytes: values['max-memory'] === undefined ? DEFAULT_LIMITS.max_memory_bytes : size(values['max-memory'], '--max-memory'),
-    max_result_bytes: values['max-result-size'] === undefined ? DEFAULT_LIMITS.max_result_bytes : size(values['max-result-size'], '--max-result-size'),
+    max_result_bytes:
+      values['max-result-size'] === undefined ? DEFAULT_LIMITS.max_result_bytes : size(values['max-result-size'], '--max-result-size'),
   };
-  if (limits.max_memory_bytes < MIN_MEMORY_BYTES) throw new OptionsError(`--max-memory ${values['max-memory']}: must be at least 64K (one wasm page)`);
-  const maxCallDepth = values['max-call-depth'] === undefined ? DEFAULT_MAX_CALL_DEPTH : parseCount(values['max-call-depth'], '--max-call-depth');
+  if (limits.max_memory_bytes < MIN_MEMORY_BYTES)
+    throw new OptionsError(`--max-memory ${values['max-memory']}: must be at least 64K (one wasm page)`);
+  const maxCallDepth =
+    values['max-call-depth'] === undefined ? DEFAULT_MAX_CALL_DEPTH : parseCount(values['max-call-depth'], '--max-call-depth');
   const toolSeparator = values['tool-separator'] === undefined ? DEFAULT_TOOL_SEPARATOR : parseSeparator(values['tool-separator']);
   const breaksWindowMs = values['breaks-window'] === undefined ? DEFAULT_BREAKS_WINDOW_MS : parseWindow(values['breaks-window']);
-  if (breaksWindowMs === undefined) throw new OptionsError(`--breaks-window ${values['breaks-window']}: expected a duration such as 30d, 12h, 90m or 3600`);
+  if (breaksWindowMs === undefined)
+    throw new OptionsError(`--breaks-window ${values['breaks-window']}: expected a duration such as 30d, 12h, 90m or 3600`);
   const serve = parseServe(values.serve ?? []);
   const httpProxy = values['http-proxy'] === undefined ? undefined : parseProxy(values['http-proxy']);
-  if (serve.includes(PROXY) && httpProxy === undefined) throw new OptionsError(`--serve ${PROXY} needs --http-proxy URL: it sends through the operator's proxy`);
+  if (serve.includes(PROXY) && httpProxy === undefined)
+    throw new OptionsError(`--serve ${PROXY} needs --http-proxy URL: it sends through the operator's proxy`);
   let resolve: ResolveEntry[];
   try {
     resolve = (values.resolve ?? []).map(parseResolve);
@@ -217,7 +232,8 @@ function parseServe(values: string[]): string[] {
   const out: string[] = [];
   for (const name of values.flatMap((v) => v.split(',')).map((v) => v.trim())) {
     if (name === '') continue;
-    if (!SERVABLE_SYSCALLS.includes(name)) throw new OptionsError(`--serve ${name}: bermd serves ${SERVABLE_SYSCALLS.join(' and ')} beyond the ABI's own host calls`);
+    if (!SERVABLE_SYSCALLS.includes(name))
+      throw new OptionsError(`--serve ${name}: bermd serves ${SERVABLE_SYSCALLS.join(' and ')} beyond the ABI's own host calls`);
     if (!out.includes(name)) out.push(name);
   }
   return out;
@@ -230,6 +246,7 @@ function parseProxy(value: string): string {
   } catch {
     throw new OptionsError(`--http-proxy ${value}: expected a URL such as http://proxy.internal:3128`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OptionsError(`--http-proxy ${value}: the proxy is reached over http: or https:`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OptionsError(`--http-proxy ${value}: the proxy is reached over http: or https:`);
   return url.href;
 }

@@ -80,10 +80,15 @@ describe('deploy bindings', () => {
 
     const res = await put(`${d.url}/harnesses/f?grant=secret%3Dnope&grant=berm.http.fetch%3Devil.example.com`, fetcher);
     const body = (await res.json()) as { error: { message: string; problems: Array<{ grant: string; message: string }> } };
-    expect(body.error.message).toBe("a grant may only narrow what the image declares: secret nope is not declared in the image's deps.secrets (and 1 more)");
+    expect(body.error.message).toBe(
+      "a grant may only narrow what the image declares: secret nope is not declared in the image's deps.secrets (and 1 more)",
+    );
     expect(body.error.problems).toEqual([
       { grant: 'secret=nope', message: "secret nope is not declared in the image's deps.secrets" },
-      { grant: 'berm.http.fetch=evil.example.com', message: 'host evil.example.com is not declared under berm.http.fetch (declared: api.example.com, *.example.org)' },
+      {
+        grant: 'berm.http.fetch=evil.example.com',
+        message: 'host evil.example.com is not declared under berm.http.fetch (declared: api.example.com, *.example.org)',
+      },
     ]);
   });
 
@@ -96,7 +101,11 @@ describe('deploy bindings', () => {
       expect(f.bindings).toEqual({});
       expect(f.limits).toEqual({ timeout_ms: 5000, max_memory_bytes: 4 * M, max_result_bytes: 64 * K });
 
-      await client.deploy('f', fetcher, { grants: ['berm.http.fetch=API.example.org,*.deep.example.org', 'secret=example'], timeout: '1.5s', maxResultSize: '8K' });
+      await client.deploy('f', fetcher, {
+        grants: ['berm.http.fetch=API.example.org,*.deep.example.org', 'secret=example'],
+        timeout: '1.5s',
+        maxResultSize: '8K',
+      });
       f = await detail(d, 'f');
       const grants = { syscalls: { 'berm.http.fetch': ['api.example.org', '*.deep.example.org'] }, secrets: ['example'] };
       expect(f.grants).toEqual(grants);
@@ -123,7 +132,8 @@ describe('deploy bindings', () => {
       {
         code: 'secret-not-provided',
         secret: 'example',
-        message: 'secret example is granted but not provided for calls that enter through n: requests naming it will be refused (see --secrets)',
+        message:
+          'secret example is granted but not provided for calls that enter through n: requests naming it will be refused (see --secrets)',
       },
     ]);
   });
@@ -169,12 +179,30 @@ describe('bindings across restarts', () => {
   });
 
   it('keeps what crab deploy set through a restart, and berm ls shows it', async () => {
-    const image = await scratch.write('f.wasm', (await httpImage({ fetch: ['api.example.com', 'api.example.net:8443'], secrets: ['example'] })).bytes);
+    const image = await scratch.write(
+      'f.wasm',
+      (await httpImage({ fetch: ['api.example.com', 'api.example.net:8443'], secrets: ['example'] })).bytes,
+    );
     let d = await startDaemon({ args: DAEMON_ARGS });
     const stateDir = d.stateDir;
     try {
       const env = { BERM_URL: d.url, BERM_TOKEN: undefined };
-      const r = await runCli(['deploy', 'f', image, '--timeout', '2s', '--max-memory', '1M', '--grant', 'berm.http.fetch=api.example.net:8443', '--grant', 'secret=example'], { env });
+      const r = await runCli(
+        [
+          'deploy',
+          'f',
+          image,
+          '--timeout',
+          '2s',
+          '--max-memory',
+          '1M',
+          '--grant',
+          'berm.http.fetch=api.example.net:8443',
+          '--grant',
+          'secret=example',
+        ],
+        { env },
+      );
       expect([r.code, r.stderr]).toEqual([0, '']);
       const refused = await runCli(['deploy', 'g', image, '--grant', 'secret=other'], { env });
       expect(refused.code).toBe(1);
@@ -203,7 +231,7 @@ describe('bindings across restarts', () => {
     }
   });
 
-  it('restores bindings above a daemon limit lowered since, under the daemon\'s limit, and says so', async () => {
+  it("restores bindings above a daemon limit lowered since, under the daemon's limit, and says so", async () => {
     let d = await startDaemon({ args: DAEMON_ARGS });
     const stateDir = d.stateDir;
     try {
@@ -261,12 +289,20 @@ describe('bindings and a stop in the middle of a deploy', () => {
     }
   });
 
-  it('never pairs an image with the other one\'s bindings when killed at its writes (SIGKILL)', async () => {
+  it("never pairs an image with the other one's bindings when killed at its writes (SIGKILL)", async () => {
     const stateDir = await tempDir('bermd-bindings-crash-');
     const dir = path.join(stateDir, 'harnesses');
     const versions = [
-      { bytes: await harnessImage(sampleManifest({ version: '1.0.0' }), { padBytes: 4 * M, padSeed: 1 }), query: 'timeout=2s', bindings: v1Bindings },
-      { bytes: await harnessImage(sampleManifest({ version: '2.0.0' }), { padBytes: 4 * M, padSeed: 2 }), query: 'timeout=3s&max_result_size=32K', bindings: v2Bindings },
+      {
+        bytes: await harnessImage(sampleManifest({ version: '1.0.0' }), { padBytes: 4 * M, padSeed: 1 }),
+        query: 'timeout=2s',
+        bindings: v1Bindings,
+      },
+      {
+        bytes: await harnessImage(sampleManifest({ version: '2.0.0' }), { padBytes: 4 * M, padSeed: 2 }),
+        query: 'timeout=3s&max_result_size=32K',
+        bindings: v2Bindings,
+      },
     ];
     const bindingsOf = new Map(versions.map((v) => [sha256(v.bytes), v.bindings]));
     let d = await startDaemon({ stateDir, args: DAEMON_ARGS });
@@ -280,7 +316,11 @@ describe('bindings and a stop in the middle of a deploy', () => {
         const watcher = watch(dir, (_event, file) => {
           if (file === trigger) d.process.kill('SIGKILL');
         });
-        const req = httpRequest(`${d.url}/harnesses/big?${next.query}`, { method: 'PUT', agent: false, headers: { 'content-type': 'application/wasm' } });
+        const req = httpRequest(`${d.url}/harnesses/big?${next.query}`, {
+          method: 'PUT',
+          agent: false,
+          headers: { 'content-type': 'application/wasm' },
+        });
         req.on('error', () => {});
         req.on('response', (res) => res.resume());
         req.end(next.bytes);

@@ -37,7 +37,9 @@ describe('checkImage', () => {
   });
 
   it('refuses a served syscall imported with the wrong signature', async () => {
-    const bytes = await harnessImage(withSyscall('berm.http.fetch'), { imports: [{ name: 'berm.http.fetch', params: ['i32', 'i32'], results: ['i32'] }] });
+    const bytes = await harnessImage(withSyscall('berm.http.fetch'), {
+      imports: [{ name: 'berm.http.fetch', params: ['i32', 'i32'], results: ['i32'] }],
+    });
     const e = await refusal(bytes, { servedSyscalls: new Set(['berm.http.fetch']) });
     expect(e.code).toBe('bad-import-signature');
     expect(e.message).toContain('(i32,i32)->i32');
@@ -76,7 +78,9 @@ describe('checkImage', () => {
 
 describe('readSignatures', () => {
   it('numbers imported functions before defined ones', async () => {
-    const bytes = await harnessImage(sampleManifest(), { imports: [{ name: 'berm.log' }, { name: 'berm.emit', params: ['i64'], results: ['f64'] }] });
+    const bytes = await harnessImage(sampleManifest(), {
+      imports: [{ name: 'berm.log' }, { name: 'berm.emit', params: ['i64'], results: ['f64'] }],
+    });
     const { imports, exports } = readSignatures(bytes);
     expect(imports.map((i) => i.type)).toEqual([
       { params: ['i32', 'i32'], results: ['i64'] },

@@ -99,7 +99,9 @@ describe('the compatibility gate of a running bermd', { timeout: 120_000 }, () =
     expect(res.status).toBe(200);
     const body = (await res.json()) as { digest: string; reported: GatedBreak[] };
     expect(body.digest).toBe(digestOf(next));
-    expect(body.reported).toEqual([{ code: 'tool-removed', tool: 'spin', path: '', message: 'tool `spin` was removed', last_used_at: null, used: false }]);
+    expect(body.reported).toEqual([
+      { code: 'tool-removed', tool: 'spin', path: '', message: 'tool `spin` was removed', last_used_at: null, used: false },
+    ]);
     expect((await detail(d.url, 'relay')).digest).toBe(digestOf(next));
   });
 
@@ -117,10 +119,14 @@ describe('the compatibility gate of a running bermd', { timeout: 120_000 }, () =
 
     const res = await put(`${d.url}/harnesses/relay`, next);
     expect(res.status).toBe(409);
-    const { error } = (await res.json()) as { error: { code: string; message: string; breaks: GatedBreak[]; reported: GatedBreak[]; window_seconds: number } };
+    const { error } = (await res.json()) as {
+      error: { code: string; message: string; breaks: GatedBreak[]; reported: GatedBreak[]; window_seconds: number };
+    };
     expect(error.code).toBe('breaks-callers');
     expect(error.window_seconds).toBe(30 * 24 * 3600);
-    expect(error.message).toMatch(/^the image would break callers of relay: 1 break in tool forecast, used in the last 30 days; deploy with force=true/);
+    expect(error.message).toMatch(
+      /^the image would break callers of relay: 1 break in tool forecast, used in the last 30 days; deploy with force=true/,
+    );
     expect(error.breaks).toEqual([
       {
         code: 'argument-newly-required',
@@ -147,14 +153,24 @@ describe('the compatibility gate of a running bermd', { timeout: 120_000 }, () =
 
   it("refuses a used event's field becoming optional", async () => {
     const next = await relayWith((m) => {
-      tool(m, 'forecast').arguments = { type: 'object', properties: { days: { type: 'integer', format: 'uint32', minimum: 0 } }, required: ['days'] };
+      tool(m, 'forecast').arguments = {
+        type: 'object',
+        properties: { days: { type: 'integer', format: 'uint32', minimum: 0 } },
+        required: ['days'],
+      };
       m.events[0]!.fields = { type: 'object', properties: { celsius: { type: 'number' } } };
     });
     const res = await put(`${d.url}/harnesses/relay`, next);
     expect(res.status).toBe(409);
     const { error } = (await res.json()) as { error: { breaks: GatedBreak[] } };
     expect(error.breaks).toEqual([
-      expect.objectContaining({ code: 'field-no-longer-always-present', event: 'reading', path: '/fields/properties/celsius', last_used_at: usedAt.events.reading, used: true }),
+      expect.objectContaining({
+        code: 'field-no-longer-always-present',
+        event: 'reading',
+        path: '/fields/properties/celsius',
+        last_used_at: usedAt.events.reading,
+        used: true,
+      }),
     ]);
   });
 
@@ -221,7 +237,14 @@ describe('the window, from uses in the past written into the state directory', {
       let res = await put(`${d.url}/harnesses/stale`, v2);
       expect(res.status).toBe(200);
       expect(((await res.json()) as { reported: GatedBreak[] }).reported).toEqual([
-        { code: 'tool-removed', tool: 'echo', path: '', message: 'tool `echo` was removed', last_used_at: new Date(now - 31 * DAY).toISOString(), used: false },
+        {
+          code: 'tool-removed',
+          tool: 'echo',
+          path: '',
+          message: 'tool `echo` was removed',
+          last_used_at: new Date(now - 31 * DAY).toISOString(),
+          used: false,
+        },
       ]);
 
       res = await put(`${d.url}/harnesses/recent`, v2);
@@ -250,7 +273,9 @@ describe('the window, from uses in the past written into the state directory', {
   });
 
   it('exits 2 on a --breaks-window it cannot read', async () => {
-    const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', '--state', stateDir, '--breaks-window', 'a month'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', '--state', stateDir, '--breaks-window', 'a month'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     expect(await exited(child)).toBe(2);

@@ -6,7 +6,15 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
 import { BermdError, parseOptions } from 'bermd';
-import { describeWindow, type GatedBreak, digestOf, parseWindow, Registry, usedWithin, type RegistryOptions } from '../dist/deploy/index.js';
+import {
+  describeWindow,
+  type GatedBreak,
+  digestOf,
+  parseWindow,
+  Registry,
+  usedWithin,
+  type RegistryOptions,
+} from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, tempDir } from './daemon.js';
 
@@ -89,7 +97,9 @@ describe('the compatibility gate', () => {
     now = T0 + 30 * DAY;
     const result = await registry.deploy('h', v2);
     expect(result.replaced).toBe(true);
-    expect(result.reported).toEqual([{ code: 'tool-removed', tool: 'echo', path: '', message: 'tool `echo` was removed', last_used_at: usedAt, used: false }]);
+    expect(result.reported).toEqual([
+      { code: 'tool-removed', tool: 'echo', path: '', message: 'tool `echo` was removed', last_used_at: usedAt, used: false },
+    ]);
     expect(registry.get('h').digest).toBe(digestOf(v2));
     await registry.close();
   });
@@ -122,7 +132,13 @@ describe('the compatibility gate', () => {
     now += 10 * DAY;
     const body = await gateRefusal(registry.deploy('h', await harnessImage(withAlert(['echo'], true))));
     expect(body.breaks).toEqual([
-      expect.objectContaining({ code: 'field-no-longer-always-present', event: 'alert', path: '/fields/properties/level', last_used_at: iso(T0), used: true }),
+      expect.objectContaining({
+        code: 'field-no-longer-always-present',
+        event: 'alert',
+        path: '/fields/properties/level',
+        last_used_at: iso(T0),
+        used: true,
+      }),
     ]);
     expect(body.message).toContain('1 break in event alert');
     await registry.close();
@@ -172,7 +188,9 @@ describe('the compatibility gate', () => {
     await narrow.deploy('h', await harnessImage(manifestWithTools(['echo', 'size'])));
     narrow.recordUse('h', { tool: 'echo' });
     now = T0 + 12 * 3600 * 1000 - 1;
-    expect((await refusal(narrow.deploy('h', await harnessImage(manifestWithTools(['size']))))).message).toContain('used in the last 12 hours');
+    expect((await refusal(narrow.deploy('h', await harnessImage(manifestWithTools(['size']))))).message).toContain(
+      'used in the last 12 hours',
+    );
     now = T0 + 12 * 3600 * 1000;
     expect((await narrow.deploy('h', await harnessImage(manifestWithTools(['size'])))).reported).toHaveLength(1);
     await narrow.close();
@@ -260,7 +278,10 @@ describe('the window option', () => {
   it('is --breaks-window, 30 days by default', async () => {
     expect(await parseOptions([])).toMatchObject({ breaksWindowMs: 30 * DAY });
     expect(await parseOptions(['--breaks-window', '12h'])).toMatchObject({ breaksWindowMs: 12 * 3600 * 1000 });
-    await expect(parseOptions(['--breaks-window', 'soon'])).rejects.toMatchObject({ code: 'bad-option', message: expect.stringContaining('--breaks-window soon') });
+    await expect(parseOptions(['--breaks-window', 'soon'])).rejects.toMatchObject({
+      code: 'bad-option',
+      message: expect.stringContaining('--breaks-window soon'),
+    });
   });
 
   it('usedWithin: nothing without a use, nothing with a window of 0', () => {

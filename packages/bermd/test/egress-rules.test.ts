@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Manifest } from '@berm/manifest';
 import { BermdError, Secrets, SecretsFileError } from 'bermd';
 import { grantsFromSpecs, parseBindingQuery, parseGrant } from '../dist/deploy/index.js';
-import { covers, matchesUrl, parseGuestRequest, parseHostPattern, parseResolve, redactingStream, secretRefs, type HostPattern } from '../dist/egress/index.js';
+import {
+  covers,
+  matchesUrl,
+  parseGuestRequest,
+  parseHostPattern,
+  parseResolve,
+  redactingStream,
+  secretRefs,
+  type HostPattern,
+} from '../dist/egress/index.js';
 import { httpManifest } from '../../../test/helpers/guest.js';
 
 function pattern(text: string): HostPattern {
@@ -53,7 +62,17 @@ describe('host patterns', () => {
   });
 
   it('refuse what is not a pattern', () => {
-    for (const bad of ['http://api.example.com', 'api.*.com', '*', 'a b', 'api.example.com:0', 'api.example.com:99999', '*.127.0.0.1', 'user@host', '']) {
+    for (const bad of [
+      'http://api.example.com',
+      'api.*.com',
+      '*',
+      'a b',
+      'api.example.com:0',
+      'api.example.com:99999',
+      '*.127.0.0.1',
+      'user@host',
+      '',
+    ]) {
       expect(typeof parseHostPattern(bad), bad).toBe('string');
     }
     expect(pattern('API.Example.COM:443').text).toBe('api.example.com:443');
@@ -75,21 +94,45 @@ describe('grants', () => {
   const manifest = Manifest.fromJSON(httpManifest({ fetch: ['*.example.com', 'api.example.net:8443'], secrets: ['a', 'b'] }));
 
   it('read syscall=, NAME=HOSTS, secret= and none', () => {
-    expect(parseGrant('syscall=berm.http.fetch')).toEqual({ kind: 'syscall', syscalls: ['berm.http.fetch'], text: 'syscall=berm.http.fetch' });
-    expect(parseGrant('berm.http.fetch=a.example.com, b.example.com')).toMatchObject({ kind: 'hosts', syscall: 'berm.http.fetch', hosts: ['a.example.com', 'b.example.com'] });
+    expect(parseGrant('syscall=berm.http.fetch')).toEqual({
+      kind: 'syscall',
+      syscalls: ['berm.http.fetch'],
+      text: 'syscall=berm.http.fetch',
+    });
+    expect(parseGrant('berm.http.fetch=a.example.com, b.example.com')).toMatchObject({
+      kind: 'hosts',
+      syscall: 'berm.http.fetch',
+      hosts: ['a.example.com', 'b.example.com'],
+    });
     expect(parseGrant('secret=a,b')).toMatchObject({ kind: 'secret', names: ['a', 'b'] });
     expect(parseGrant(' none ')).toMatchObject({ kind: 'none' });
-    for (const bad of ['everything', 'secret=', 'syscall=berm.log', 'berm.call=x', 'fetch=api.example.com', 'berm.http.fetch=ftp://x', 'syscall=nodots']) {
+    for (const bad of [
+      'everything',
+      'secret=',
+      'syscall=berm.log',
+      'berm.call=x',
+      'fetch=api.example.com',
+      'berm.http.fetch=ftp://x',
+      'syscall=nodots',
+    ]) {
       expect(thrown(() => parseGrant(bad)).code, bad).toBe('bad-grant');
     }
   });
 
   it('narrow what is declared, union what repeats, and refuse what is not declared', () => {
     const specs = ['berm.http.fetch=API.example.com', 'berm.http.fetch=api.example.com,*.deep.example.com', 'secret=b'].map(parseGrant);
-    expect(grantsFromSpecs(specs, manifest)).toEqual({ syscalls: { 'berm.http.fetch': ['api.example.com', '*.deep.example.com'] }, secrets: ['b'] });
-    expect(grantsFromSpecs([parseGrant('syscall=berm.http.fetch')], manifest)).toEqual({ syscalls: { 'berm.http.fetch': ['*.example.com', 'api.example.net:8443'] }, secrets: [] });
+    expect(grantsFromSpecs(specs, manifest)).toEqual({
+      syscalls: { 'berm.http.fetch': ['api.example.com', '*.deep.example.com'] },
+      secrets: ['b'],
+    });
+    expect(grantsFromSpecs([parseGrant('syscall=berm.http.fetch')], manifest)).toEqual({
+      syscalls: { 'berm.http.fetch': ['*.example.com', 'api.example.net:8443'] },
+      secrets: [],
+    });
     expect(grantsFromSpecs([parseGrant('none')], manifest)).toEqual({ syscalls: {}, secrets: [] });
-    const e = thrown(() => grantsFromSpecs(['berm.http.fetch=api.example.net', 'secret=c', 'syscall=berm.http.proxy'].map(parseGrant), manifest));
+    const e = thrown(() =>
+      grantsFromSpecs(['berm.http.fetch=api.example.net', 'secret=c', 'syscall=berm.http.proxy'].map(parseGrant), manifest),
+    );
     expect(e.code).toBe('grant-not-declared');
     expect((e.details.problems as unknown[]).length).toBe(3);
   });
@@ -111,7 +154,13 @@ describe('--resolve', () => {
   it('reads HOST:PORT:ADDRESS, IPv6 in brackets or not', () => {
     expect(parseResolve('API.example.com:443:127.0.0.1')).toEqual({ host: 'api.example.com', port: 443, address: '127.0.0.1' });
     expect(parseResolve('api.example.com:8080:[::1]')).toEqual({ host: 'api.example.com', port: 8080, address: '::1' });
-    for (const bad of ['api.example.com:443', 'api.example.com:x:127.0.0.1', 'api.example.com:443:not-an-ip', '*.example.com:443:127.0.0.1', 'api.example.com:0:127.0.0.1']) {
+    for (const bad of [
+      'api.example.com:443',
+      'api.example.com:x:127.0.0.1',
+      'api.example.com:443:not-an-ip',
+      '*.example.com:443:127.0.0.1',
+      'api.example.com:0:127.0.0.1',
+    ]) {
       expect(() => parseResolve(bad), bad).toThrow(/^--resolve /);
     }
   });
@@ -130,7 +179,14 @@ describe('the secrets file', () => {
     expect(secrets.lookup('scoped', 'a')).toBe('v-scoped');
     expect(secrets.lookup('scoped', 'b')).toEqual({ unavailable: 'out-of-scope' });
     expect(secrets.lookup('nope', 'a')).toEqual({ unavailable: 'not-provided' });
-    for (const bad of ['[]', '{"a": 1}', '{"a": ""}', '{"a b": "v"}', '{"a": {"value": "v", "harnesses": ["no.dots"]}}', '{"a": {"value": "v", "extra": 1}}']) {
+    for (const bad of [
+      '[]',
+      '{"a": 1}',
+      '{"a": ""}',
+      '{"a b": "v"}',
+      '{"a": {"value": "v", "harnesses": ["no.dots"]}}',
+      '{"a": {"value": "v", "extra": 1}}',
+    ]) {
       expect(() => Secrets.parse(bad), bad).toThrow(SecretsFileError);
     }
   });
@@ -160,12 +216,25 @@ describe('the secrets file', () => {
   });
 });
 
-describe('the guest\'s request', () => {
+describe("the guest's request", () => {
   it('takes method, url, headers and a text or base64 body, and refuses what it does not know', () => {
-    const r = parseGuestRequest({ method: 'POST', url: 'https://api.example.com/a?b#frag', headers: { 'X-A': ['1', '2'], b: 'Bearer {secret:k}' }, body: 'aGk=', body_base64: true }, 'berm.http.fetch');
+    const r = parseGuestRequest(
+      {
+        method: 'POST',
+        url: 'https://api.example.com/a?b#frag',
+        headers: { 'X-A': ['1', '2'], b: 'Bearer {secret:k}' },
+        body: 'aGk=',
+        body_base64: true,
+      },
+      'berm.http.fetch',
+    );
     if (typeof r === 'string') throw new Error(r);
     expect(r.url.href).toBe('https://api.example.com/a?b');
-    expect(r.headers).toEqual([['x-a', '1'], ['x-a', '2'], ['b', 'Bearer {secret:k}']]);
+    expect(r.headers).toEqual([
+      ['x-a', '1'],
+      ['x-a', '2'],
+      ['b', 'Bearer {secret:k}'],
+    ]);
     expect(r.body?.toString()).toBe('hi');
     expect(secretRefs(r.headers)).toEqual(['k']);
     const refusals: Array<[unknown, RegExp]> = [

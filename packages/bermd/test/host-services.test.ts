@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolRunner, type CallOutcome, type HostService, type HostServiceCall } from '../dist/runtime/index.js';
 import { basicImage, httpImage, type GuestImage } from '../../../test/helpers/guest.js';
 
-function deploy(runner: ToolRunner, name: string, image: GuestImage, extra: { context?: unknown; limits?: { callTimeoutMs?: number } } = {}): Promise<void> {
+function deploy(
+  runner: ToolRunner,
+  name: string,
+  image: GuestImage,
+  extra: { context?: unknown; limits?: { callTimeoutMs?: number } } = {},
+): Promise<void> {
   return runner.compile(image.bytes).then((module) => {
     const digest = `sha256:${createHash('sha256').update(image.bytes).digest('hex')}`;
     runner.setHarness(name, { module, manifest: image.manifest, digest, ...extra });
@@ -63,7 +68,14 @@ describe('host calls served on the main thread', () => {
     // The guest waits in its host call; another call runs on the other worker meanwhile.
     expect(ok(await runner.call('basic', 'echo', { meanwhile: true }))).toEqual({ meanwhile: true });
     const call = service.calls[0]!;
-    expect({ name: call.name, harness: call.harness, tool: call.tool, entry: call.entry, context: call.context, request: call.request }).toEqual({
+    expect({
+      name: call.name,
+      harness: call.harness,
+      tool: call.tool,
+      entry: call.entry,
+      context: call.context,
+      request: call.request,
+    }).toEqual({
       name: 'berm.http.fetch',
       harness: 'back',
       tool: 'fetch',
@@ -86,13 +98,18 @@ describe('host calls served on the main thread', () => {
   });
 
   it("refuses a host call without a service, and aborts the service's signal when the call times out", async () => {
-    expect(ok(await runner.call('proxied', 'proxy', { url: 'http://api.example.com/' }))).toEqual({ refused: 'berm.http.proxy is not served by this host' });
+    expect(ok(await runner.call('proxied', 'proxy', { url: 'http://api.example.com/' }))).toEqual({
+      refused: 'berm.http.proxy is not served by this host',
+    });
 
     const timing = runner.call('quick', 'fetch', { url: 'http://api.example.com/' });
     await service.reached(3);
     const { signal } = service.calls[2]!;
     const outcome = await timing;
-    expect('error' in outcome && outcome.error).toEqual({ code: 'timeout', message: 'quick.fetch did not finish within 2000 ms and was stopped' });
+    expect('error' in outcome && outcome.error).toEqual({
+      code: 'timeout',
+      message: 'quick.fetch did not finish within 2000 ms and was stopped',
+    });
     expect(signal.aborted).toBe(true);
     // The worker was terminated; the runner keeps serving.
     expect(ok(await runner.call('basic', 'echo', { after: 1 }))).toEqual({ after: 1 });
@@ -108,6 +125,8 @@ describe('a service that fails', () => {
 
   it('answers the guest {"failed": ...}', async () => {
     await deploy(runner, 'back', await httpImage({ fetch: ['api.example.com'] }));
-    expect(ok(await runner.call('back', 'fetch', { url: 'http://api.example.com/' }))).toEqual({ failed: 'berm.http.fetch failed in the host: the network is down' });
+    expect(ok(await runner.call('back', 'fetch', { url: 'http://api.example.com/' }))).toEqual({
+      failed: 'berm.http.fetch failed in the host: the network is down',
+    });
   });
 });

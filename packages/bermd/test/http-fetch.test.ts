@@ -100,14 +100,21 @@ describe('berm.http.fetch', () => {
 
     d = await startDaemon({
       args: [
-        '--serve', 'berm.http.fetch',
-        '--resolve', `api.example.com:${remote.port}:127.0.0.1`,
-        '--resolve', `other.example.com:${remote.port}:127.0.0.1`,
-        '--resolve', `elsewhere.example.net:${remote.port}:127.0.0.1`,
-        '--secrets', secretsFile,
-        '--http-max-body', String(MAX_BODY),
+        '--serve',
+        'berm.http.fetch',
+        '--resolve',
+        `api.example.com:${remote.port}:127.0.0.1`,
+        '--resolve',
+        `other.example.com:${remote.port}:127.0.0.1`,
+        '--resolve',
+        `elsewhere.example.net:${remote.port}:127.0.0.1`,
+        '--secrets',
+        secretsFile,
+        '--http-max-body',
+        String(MAX_BODY),
         // Everything bermd logs is written, so the check that no secret value is in the log covers it all.
-        '--log-level', 'trace',
+        '--log-level',
+        'trace',
       ],
     });
     client = new BermClient(d.url);
@@ -125,9 +132,16 @@ describe('berm.http.fetch', () => {
     if (secretsDir) await removeDir(secretsDir);
   });
 
-  it('reaches a declared host with the guest\'s method, headers and body, and answers status, headers and body', async () => {
+  it("reaches a declared host with the guest's method, headers and body, and answers status, headers and body", async () => {
     const before = remote.seen.length;
-    const answer = ok(await request(c, 'h.fetch', { method: 'POST', url: `http://${api}/echo?q=1`, headers: { 'X-One': 'a', 'content-type': 'text/plain' }, body: 'héllo' }));
+    const answer = ok(
+      await request(c, 'h.fetch', {
+        method: 'POST',
+        url: `http://${api}/echo?q=1`,
+        headers: { 'X-One': 'a', 'content-type': 'text/plain' },
+        body: 'héllo',
+      }),
+    );
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toBe('application/json');
     expect(JSON.parse(answer.body)).toEqual({ method: 'POST', url: '/echo?q=1', host: api, authorization: null, body: 'héllo' });
@@ -135,7 +149,14 @@ describe('berm.http.fetch', () => {
     expect(seen.headers['x-one']).toBe('a');
 
     // Bytes go as base64; a name matches whatever its case.
-    const bytes = ok(await request(c, 'h.fetch', { method: 'PUT', url: `http://API.Example.COM:${remote.port}/echo`, body: Buffer.from('bytes\u0000').toString('base64'), body_base64: true }));
+    const bytes = ok(
+      await request(c, 'h.fetch', {
+        method: 'PUT',
+        url: `http://API.Example.COM:${remote.port}/echo`,
+        body: Buffer.from('bytes\u0000').toString('base64'),
+        body_base64: true,
+      }),
+    );
     expect(JSON.parse(bytes.body).body).toBe('bytes\u0000');
     expect(remote.seen.length).toBe(before + 2);
   });
@@ -147,17 +168,26 @@ describe('berm.http.fetch', () => {
       `http://${other} is not declared by h under berm.http.fetch (declared: ${api})`,
     );
     // A name declared with a port covers that port only.
-    expect(refusal(await request(c, 'h.fetch', { url: 'http://api.example.com/echo' }))).toMatch(/^http:\/\/api\.example\.com is not declared by h/);
+    expect(refusal(await request(c, 'h.fetch', { url: 'http://api.example.com/echo' }))).toMatch(
+      /^http:\/\/api\.example\.com is not declared by h/,
+    );
     expect(refusal(await request(c, 'h.fetch', { url: `ftp://${api}/` }))).toMatch(/only http: and https: URLs are sent/);
     expect(refusal(await request(c, 'h.fetch', { url: `http://u:p@${api}/echo` }))).toMatch(/carries credentials/);
-    expect(refusal(await request(c, 'h.fetch', { url: `http://${api}/echo`, headers: { host: other } }))).toBe('header host is the host\'s to set');
+    expect(refusal(await request(c, 'h.fetch', { url: `http://${api}/echo`, headers: { host: other } }))).toBe(
+      "header host is the host's to set",
+    );
     expect(refusal(await request(c, 'h.fetch', { url: 42 }))).toMatch(/^url must be a string/);
     await nothingSentSince(before);
   });
 
   it('substitutes a declared secret for the server; the guest, the answers and the log only ever see its name', async () => {
     const before = remote.seen.length;
-    const answer = ok(await request(c, 'h.fetch', { url: `http://${api}/echo`, headers: { authorization: 'Bearer {secret:example}', 'x-note': 'plain {braces}' } }));
+    const answer = ok(
+      await request(c, 'h.fetch', {
+        url: `http://${api}/echo`,
+        headers: { authorization: 'Bearer {secret:example}', 'x-note': 'plain {braces}' },
+      }),
+    );
     const seen = remote.seen[before]!;
     expect(seen.headers.authorization).toBe(`Bearer ${SECRET}`);
     expect(seen.headers['x-note']).toBe('plain {braces}');
@@ -222,10 +252,12 @@ describe('berm.http.fetch', () => {
 
     // Granting nothing leaves the syscall itself refused.
     await client.deploy('narrow', image.bytes, { grants: ['none'] });
-    expect(refusal(await request(c, 'narrow.fetch', { url: `http://${api}/echo` }))).toBe('narrow declares berm.http.fetch, but its operator has not granted it');
+    expect(refusal(await request(c, 'narrow.fetch', { url: `http://${api}/echo` }))).toBe(
+      'narrow declares berm.http.fetch, but its operator has not granted it',
+    );
   });
 
-  it('substitutes a secret for the chain\'s caller: its scope is the harness the call entered through, and the fetching image must declare it', async () => {
+  it("substitutes a secret for the chain's caller: its scope is the harness the call entered through, and the fetching image must declare it", async () => {
     await deploy(d.url, 'back', (await httpImage({ fetch: [api], secrets: ['scoped'] })).bytes);
     await deploy(d.url, 'bare', (await httpImage({ fetch: [api] })).bytes);
     await deploy(d.url, 'front', (await httpImage({ programs: ['back', 'bare'] })).bytes);
@@ -250,7 +282,7 @@ describe('berm.http.fetch', () => {
     expect(d.stderr()).not.toContain(SCOPED);
   });
 
-  it('stops a call at its harness\'s own time limit while the server holds the request, aborts the request, and other calls go on', async () => {
+  it("stops a call at its harness's own time limit while the server holds the request, aborts the request, and other calls go on", async () => {
     await client.deploy('slowpoke', (await httpImage({ fetch: [api] })).bytes, { timeout: '2s' });
     const detail = JSON.parse(await getText(`${d.url}/harnesses/slowpoke`));
     expect(detail.limits.timeout_ms).toBe(2000);
@@ -300,7 +332,9 @@ describe('berm.http.proxy', () => {
   beforeAll(async () => {
     remote = await RemoteHost.start();
     api = `api.example.com:${remote.port}`;
-    remote.route('/echo', (_req, res, seen) => res.end(JSON.stringify({ url: seen.url, host: seen.headers.host, via: seen.headers['x-via'] ?? null })));
+    remote.route('/echo', (_req, res, seen) =>
+      res.end(JSON.stringify({ url: seen.url, host: seen.headers.host, via: seen.headers['x-via'] ?? null })),
+    );
     // Only the proxy knows where api.example.com is: bermd has no --resolve for it here.
     proxy = await ForwardProxy.start({ [api]: remote.port });
     d = await startDaemon({ args: ['--serve', 'berm.http.fetch,berm.http.proxy', '--http-proxy', proxy.url] });
@@ -316,7 +350,7 @@ describe('berm.http.proxy', () => {
     if (d) await removeDir(d.stateDir);
   });
 
-  it('sends a declared host\'s request through the operator\'s proxy', async () => {
+  it("sends a declared host's request through the operator's proxy", async () => {
     const answer = ok(await request(c, 'p.proxy', { url: `http://${api}/echo?through=proxy`, headers: { 'x-via': 'guest' } }));
     expect(JSON.parse(answer.body)).toEqual({ url: '/echo?through=proxy', host: api, via: 'guest' });
     // undici's ProxyAgent tunnels (CONNECT) by default; an absolute-form request would name the URL.
@@ -332,7 +366,9 @@ describe('berm.http.proxy', () => {
       `http://other.example.com:${remote.port} is not declared by p under berm.http.proxy (declared: ${api})`,
     );
     // The hosts declared under berm.http.proxy are not berm.http.fetch's.
-    expect(refusal(await request(c, 'p.fetch', { url: `http://${api}/echo` }))).toBe(`http://${api} is not declared by p under berm.http.fetch (declared: none)`);
+    expect(refusal(await request(c, 'p.fetch', { url: `http://${api}/echo` }))).toBe(
+      `http://${api} is not declared by p under berm.http.fetch (declared: none)`,
+    );
     expect(proxy.visits.length).toBe(visits);
     expect(remote.seen.length).toBe(seen);
   });
@@ -342,7 +378,9 @@ describe('berm.http.proxy', () => {
 async function refusedStart(args: string[]): Promise<{ code: number | string; stderr: string }> {
   const state = await tempDir();
   try {
-    const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', '--state', state, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', '--state', state, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.stdout.setEncoding('utf8').on('data', () => child.kill('SIGKILL'));
@@ -362,7 +400,9 @@ describe('what the operator turns on', () => {
       await chmod(file, 0o644);
       const r = await refusedStart(['--serve', 'berm.http.fetch', '--secrets', file]);
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain(`bermd: --secrets ${file} is accessible to group or others (mode 0644); it holds secret values: chmod 600 ${file}`);
+      expect(r.stderr).toContain(
+        `bermd: --secrets ${file} is accessible to group or others (mode 0644); it holds secret values: chmod 600 ${file}`,
+      );
       expect(r.stderr).not.toContain(SECRET);
 
       await chmod(file, 0o600);

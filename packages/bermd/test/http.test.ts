@@ -36,7 +36,15 @@ describe('bermd control API', () => {
     let res = await put(`${d.url}/harnesses/echo`, v1);
     expect(res.status).toBe(201);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await res.json()).toEqual({ name: 'echo', digest: sha256(v1), version: '0.1.0', tools: ['echo', 'size'], events: [], reported: [], notices: [] });
+    expect(await res.json()).toEqual({
+      name: 'echo',
+      digest: sha256(v1),
+      version: '0.1.0',
+      tools: ['echo', 'size'],
+      events: [],
+      reported: [],
+      notices: [],
+    });
 
     const v2 = await harnessImage(manifestWithTools(['echo'], { version: '0.2.0' }));
     res = await put(`${d.url}/harnesses/echo`, v2, { 'content-type': 'application/octet-stream' });
@@ -233,7 +241,11 @@ describe('bermd across restarts', { timeout: 90_000 }, () => {
     const stateDir = await tempDir();
     try {
       const first = await startDaemon({ stateDir });
-      const images = { a: await harnessImage(manifestWithTools(['x'])), b: await harnessImage(manifestWithTools(['y'])), c: await harnessImage(manifestWithTools(['z'])) };
+      const images = {
+        a: await harnessImage(manifestWithTools(['x'])),
+        b: await harnessImage(manifestWithTools(['y'])),
+        c: await harnessImage(manifestWithTools(['z'])),
+      };
       for (const [name, bytes] of Object.entries(images)) expect((await put(`${first.url}/harnesses/${name}`, bytes)).status).toBe(201);
       const before = (await (await fetch(`${first.url}/harnesses`)).json()) as { name: string }[];
       expect(await first.stop('SIGTERM')).toBe(0);
@@ -281,7 +293,10 @@ describe('bermd across restarts', { timeout: 90_000 }, () => {
         });
         req.on('response', (res) => {
           let body = '';
-          res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
+          res
+            .setEncoding('utf8')
+            .on('data', (c: string) => (body += c))
+            .on('end', () => resolve({ status: res.statusCode!, body }));
         });
         req.on('error', reject);
         req.write(bytes.subarray(0, half));
@@ -320,7 +335,13 @@ describe('bermd command line', { timeout: 90_000 }, () => {
   }
 
   it('exits 2 with the usage on a bad option', async () => {
-    for (const args of [['--bogus'], ['--listen', 'nowhere'], ['--listen', '127.0.0.1:99999'], ['--max-image-size', 'lots'], ['--token-file', '/nonexistent/token']]) {
+    for (const args of [
+      ['--bogus'],
+      ['--listen', 'nowhere'],
+      ['--listen', '127.0.0.1:99999'],
+      ['--max-image-size', 'lots'],
+      ['--token-file', '/nonexistent/token'],
+    ]) {
       const r = await run(args);
       expect([args, r.code]).toEqual([args, 2]);
       expect(r.stderr).toMatch(/^bermd: /);

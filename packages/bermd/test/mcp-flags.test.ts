@@ -138,7 +138,11 @@ describe('--token-file', () => {
     let res = await fetch(`${d.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: 'Bearer wrong' }, body: JSON.stringify(initialize) });
+    res = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, authorization: 'Bearer wrong' },
+      body: JSON.stringify(initialize),
+    });
     expect(res.status).toBe(401);
     await expect(connect(d.url)).rejects.toThrow();
 

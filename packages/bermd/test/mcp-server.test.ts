@@ -54,7 +54,10 @@ describe('buildMcpServer over an in-memory transport', () => {
 
   it('runs a call, records what it reached, and sends its events to a caller that asked for logs', async () => {
     await client.setLoggingLevel('notice');
-    const result = (await client.callTool({ name: 'relay/emit', arguments: { event: 'reading', fields: { celsius: 3 } } })) as CallToolResult;
+    const result = (await client.callTool({
+      name: 'relay/emit',
+      arguments: { event: 'reading', fields: { celsius: 3 } },
+    })) as CallToolResult;
     expect(result.isError).toBeFalsy();
     const expected = { level: 'notice', logger: 'relay', data: { event: 'reading', fields: { celsius: 3 }, tool: 'emit' } };
     expect(messages).toEqual([expected]);
@@ -65,7 +68,10 @@ describe('buildMcpServer over an in-memory transport', () => {
     ]);
 
     uses.length = 0;
-    const nested = (await client.callTool({ name: 'relay/call', arguments: { program: 'relay', tool: 'forecast', args: { days: 1 } } })) as CallToolResult;
+    const nested = (await client.callTool({
+      name: 'relay/call',
+      arguments: { program: 'relay', tool: 'forecast', args: { days: 1 } },
+    })) as CallToolResult;
     expect(JSON.parse((nested.content[0] as { text: string }).text)).toEqual({ ok: { days: 1 } });
     expect(uses).toEqual([
       { harness: 'relay', tool: 'call' },

@@ -69,12 +69,16 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
     await deploy(d.url, 'basic', (await basicImage()).bytes);
     await deploy(d.url, 'relay', (await relayImage(['basic'])).bytes);
     await deploy(d.url, 'sample', await harnessImage(sampleManifest()));
-    const init = await post(d.url, { 'content-type': 'application/json', accept }, {
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '0' } },
-    });
+    const init = await post(
+      d.url,
+      { 'content-type': 'application/json', accept },
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '0' } },
+      },
+    );
     expect(init.status).toBe(200);
     sessionId = init.headers['mcp-session-id']!;
     expect(sessionId).toBeTruthy();
@@ -88,14 +92,26 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
     if (d) await removeDir(d.stateDir);
   });
 
-  const calls: Array<{ title: string; id: string | number; name: string; args?: Record<string, unknown>; meta?: Record<string, unknown> }> = [
-    { title: 'an object result with structuredContent, numeric id', id: 7, name: 'sample.echo', args: { query: 'wire' } },
-    { title: 'a plain result, string id, a progress token', id: 'call-1', name: 'basic.echo', args: { a: [1, 'b'] }, meta: { progressToken: 'p1' } },
-    { title: 'a guest error, id 0', id: 0, name: 'basic.fail' },
-    { title: 'bad arguments, a negative id', id: -3, name: 'relay.forecast', args: { days: 'soon' } },
-    { title: 'an unknown tool (a protocol error)', id: 'x', name: 'basic.nothing', args: {} },
-    { title: 'an event emitted during the call, ahead of the result', id: 11, name: 'relay.emit', args: { event: 'reading', fields: { celsius: 3 } } },
-  ];
+  const calls: Array<{ title: string; id: string | number; name: string; args?: Record<string, unknown>; meta?: Record<string, unknown> }> =
+    [
+      { title: 'an object result with structuredContent, numeric id', id: 7, name: 'sample.echo', args: { query: 'wire' } },
+      {
+        title: 'a plain result, string id, a progress token',
+        id: 'call-1',
+        name: 'basic.echo',
+        args: { a: [1, 'b'] },
+        meta: { progressToken: 'p1' },
+      },
+      { title: 'a guest error, id 0', id: 0, name: 'basic.fail' },
+      { title: 'bad arguments, a negative id', id: -3, name: 'relay.forecast', args: { days: 'soon' } },
+      { title: 'an unknown tool (a protocol error)', id: 'x', name: 'basic.nothing', args: {} },
+      {
+        title: 'an event emitted during the call, ahead of the result',
+        id: 11,
+        name: 'relay.emit',
+        args: { event: 'reading', fields: { celsius: 3 } },
+      },
+    ];
 
   for (const c of calls) {
     it(`answers ${c.title} with the same status, headers and frames`, async () => {
@@ -121,12 +137,16 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
 
   /** A new session, initialized, whose calls travel alone (so the fast path answers them). */
   async function openSession(): Promise<Record<string, string>> {
-    const init = await post(d.url, { 'content-type': 'application/json', accept }, {
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '0' } },
-    });
+    const init = await post(
+      d.url,
+      { 'content-type': 'application/json', accept },
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'wire', version: '0' } },
+      },
+    );
     const headers = { 'content-type': 'application/json', accept, 'mcp-session-id': init.headers['mcp-session-id']! };
     expect((await post(d.url, headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
     return headers;
@@ -135,9 +155,18 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
   it('sends no response for a call its client cancelled, and ends its stream (MCP cancellation)', async () => {
     await deploy(d.url, 'cancelled', (await relayImage()).bytes);
     const headers = await openSession();
-    const answer = post(d.url, headers, { jsonrpc: '2.0', id: 'spin', method: 'tools/call', params: { name: 'cancelled.spin', arguments: {} } });
+    const answer = post(d.url, headers, {
+      jsonrpc: '2.0',
+      id: 'spin',
+      method: 'tools/call',
+      params: { name: 'cancelled.spin', arguments: {} },
+    });
     await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'cancelled');
-    const cancel = await post(d.url, headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'spin', reason: 'enough' } });
+    const cancel = await post(d.url, headers, {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'spin', reason: 'enough' },
+    });
     expect(cancel.status).toBe(202);
     const res = await answer;
     expect(res.status).toBe(200);
@@ -161,7 +190,10 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
     { title: 'an id that is not an integer', message: { id: 1.5 } },
     { title: 'a member JSON-RPC does not define', message: { id: 1, extra: true } },
     { title: 'a _meta that is not an object', message: { id: 1, params: { name: 'basic.echo', _meta: 5 } } },
-    { title: 'a progress token that is not a string or an integer', message: { id: 1, params: { name: 'basic.echo', _meta: { progressToken: 0.5 } } } },
+    {
+      title: 'a progress token that is not a string or an integer',
+      message: { id: 1, params: { name: 'basic.echo', _meta: { progressToken: 0.5 } } },
+    },
   ];
   for (const m of malformed) {
     it(`refuses what the transport refuses: ${m.title}`, async () => {

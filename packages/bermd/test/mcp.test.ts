@@ -61,7 +61,9 @@ describe('bermd /mcp', () => {
     await deploy(
       d.url,
       'sample',
-      await harnessImage(sampleTools(), { tools: { old: { kind: 'const', envelope: { ok: 'then' } }, liar: { kind: 'const', envelope: { ok: { nope: 1 } } } } }),
+      await harnessImage(sampleTools(), {
+        tools: { old: { kind: 'const', envelope: { ok: 'then' } }, liar: { kind: 'const', envelope: { ok: { nope: 1 } } } },
+      }),
     );
     c = await connect(d.url);
   });
@@ -84,7 +86,18 @@ describe('bermd /mcp', () => {
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
     expect(names).toEqual([...names].sort());
-    expect(names).toEqual(expect.arrayContaining(['basic.echo', 'basic.trap', 'inner.echo', 'relay.emit', 'relay.forecast', 'sample.echo', 'sample.old', 'sample.liar']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'basic.echo',
+        'basic.trap',
+        'inner.echo',
+        'relay.emit',
+        'relay.forecast',
+        'sample.echo',
+        'sample.old',
+        'sample.liar',
+      ]),
+    );
     expect(names).toHaveLength(8 + 8 + 7 + 3);
     const byName = new Map(tools.map((t) => [t.name, t]));
     const manifest = sampleTools();
@@ -285,7 +298,9 @@ describe('bermd /mcp', () => {
     it('refuses an undeclared event or fields that do not match, and sends nothing', async () => {
       const undeclared = valueOf(await call(caller, 'relay.emit', { event: 'nope', fields: {} })) as { refused: string };
       expect(undeclared.refused).toMatch(/event "nope" is not declared by "relay"/);
-      const mismatched = valueOf(await call(caller, 'relay.emit', { event: 'reading', fields: { celsius: 'warm' } })) as { refused: string };
+      const mismatched = valueOf(await call(caller, 'relay.emit', { event: 'reading', fields: { celsius: 'warm' } })) as {
+        refused: string;
+      };
       expect(mismatched.refused).toMatch(/field \/celsius must be number/);
       const before = watcher.messages.received.length;
       await syncStreams();
@@ -304,7 +319,9 @@ describe('bermd /mcp', () => {
     const clients = await Promise.all([connect(d.url), connect(d.url), connect(d.url), connect(d.url)]);
     try {
       const results = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => call(clients[i % clients.length]!, i % 2 === 0 ? 'basic.echo' : 'sample.echo', { query: `q${i}`, i })),
+        Array.from({ length: 200 }, (_, i) =>
+          call(clients[i % clients.length]!, i % 2 === 0 ? 'basic.echo' : 'sample.echo', { query: `q${i}`, i }),
+        ),
       );
       results.forEach((r, i) => {
         if (i % 2 === 0) expect(valueOf(r)).toEqual({ query: `q${i}`, i });
@@ -317,7 +334,9 @@ describe('bermd /mcp', () => {
 
   it('stops a call its client cancels', async () => {
     const controller = new AbortController();
-    const spinning = c.client.callTool({ name: 'relay.spin', arguments: {} }, undefined, { signal: controller.signal }).catch((e: unknown) => e);
+    const spinning = c.client
+      .callTool({ name: 'relay.spin', arguments: {} }, undefined, { signal: controller.signal })
+      .catch((e: unknown) => e);
     await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'relay');
     controller.abort('enough');
     expect(await spinning).toBeInstanceOf(Error);
@@ -327,23 +346,42 @@ describe('bermd /mcp', () => {
   });
 
   it('answers tools/call sent in a batch or with unusual headers through the SDK transport, with the same result', async () => {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': c.transport.sessionId! };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': c.transport.sessionId!,
+    };
     const res = await fetch(`${d.url}/mcp`, {
       method: 'POST',
       headers,
-      body: JSON.stringify([{ jsonrpc: '2.0', id: 'b1', method: 'tools/call', params: { name: 'sample.echo', arguments: { query: 'batched' } } }]),
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 'b1', method: 'tools/call', params: { name: 'sample.echo', arguments: { query: 'batched' } } },
+      ]),
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const data = (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+    const data = (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
     expect(data).toEqual([
-      { jsonrpc: '2.0', id: 'b1', result: { content: [{ type: 'text', text: '{"query":"batched"}' }], structuredContent: { query: 'batched' } } },
+      {
+        jsonrpc: '2.0',
+        id: 'b1',
+        result: { content: [{ type: 'text', text: '{"query":"batched"}' }], structuredContent: { query: 'batched' } },
+      },
     ]);
     // What the transport refuses, the fast path does not answer either.
     const single = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'basic.echo', arguments: {} } });
-    expect((await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: single })).status).toBe(406);
-    expect((await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: single })).status).toBe(415);
-    expect((await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '1999-01-01' }, body: single })).status).toBe(400);
+    expect(
+      (await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: single })).status,
+    ).toBe(406);
+    expect(
+      (await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body: single })).status,
+    ).toBe(415);
+    expect(
+      (await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': '1999-01-01' }, body: single })).status,
+    ).toBe(400);
   });
 
   it('refuses requests without a live session, from foreign origins, and after a session ends', async () => {
@@ -351,10 +389,18 @@ describe('bermd /mcp', () => {
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     let res = await fetch(`${d.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
     expect(res.status).toBe(400);
-    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': 'no-such-session' }, body: JSON.stringify(initialize) });
+    res = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, 'mcp-session-id': 'no-such-session' },
+      body: JSON.stringify(initialize),
+    });
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
-    res = await fetch(`${d.url}/mcp`, { method: 'POST', headers: { ...headers, origin: 'http://attacker.example' }, body: JSON.stringify(initialize) });
+    res = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, origin: 'http://attacker.example' },
+      body: JSON.stringify(initialize),
+    });
     expect(res.status).toBe(403);
     res = await fetch(`${d.url}/mcp`, {
       method: 'POST',
@@ -382,10 +428,14 @@ describe('bermd /mcp', () => {
     await told;
     expect(await d.stop()).toBe(0);
     expect(d.log().some((e) => e.msg === 'stopped')).toBe(true);
-    const relay = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'relay.json'), 'utf8')) as { used: { tools: Record<string, string>; events: Record<string, string> } };
+    const relay = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'relay.json'), 'utf8')) as {
+      used: { tools: Record<string, string>; events: Record<string, string> };
+    };
     expect(Object.keys(relay.used.tools).sort()).toEqual(['call', 'chain', 'emit', 'forecast', 'log', 'spin']);
     expect(Object.keys(relay.used.events)).toEqual(['reading']);
-    const inner = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'inner.json'), 'utf8')) as { used: { tools: Record<string, string> } };
+    const inner = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'inner.json'), 'utf8')) as {
+      used: { tools: Record<string, string> };
+    };
     expect(Object.keys(inner.used.tools).sort()).toEqual(['echo', 'fail', 'trap']);
     await open.client.close().catch(() => {});
   });

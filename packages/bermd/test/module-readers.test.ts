@@ -72,15 +72,45 @@ describe('readSignatures on bytes it cannot frame', () => {
   it('reads past memory64 limits wider than 32 bits to the imports and exports after them', () => {
     const imports = [
       2,
-      ...text('env'), ...text('heap'), 0x02, 0x05, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, // memory64, min 2^40, max 2^41
-      ...text('berm'), ...text('log'), 0x00, 0x00,
+      ...text('env'),
+      ...text('heap'),
+      0x02,
+      0x05,
+      0x80,
+      0x80,
+      0x80,
+      0x80,
+      0x80,
+      0x20,
+      0x80,
+      0x80,
+      0x80,
+      0x80,
+      0x80,
+      0x40, // memory64, min 2^40, max 2^41
+      ...text('berm'),
+      ...text('log'),
+      0x00,
+      0x00,
     ];
     const exports = [1, ...text('f'), 0x00, 0x01];
     const bytes = module(
-      1, 4, 1, 0x60, 0, 0, // type 0: () -> ()
-      2, imports.length, ...imports,
-      3, 2, 1, 0, // one function of type 0
-      7, exports.length, ...exports,
+      1,
+      4,
+      1,
+      0x60,
+      0,
+      0, // type 0: () -> ()
+      2,
+      imports.length,
+      ...imports,
+      3,
+      2,
+      1,
+      0, // one function of type 0
+      7,
+      exports.length,
+      ...exports,
     );
     const none = { params: [], results: [] };
     expect(readSignatures(bytes)).toEqual({

@@ -20,22 +20,60 @@ const withSyscall = (syscall: string): ManifestData =>
 /** A module that decodes section by section (so its manifest reads) but that V8 rejects: one function declared, no code for it. */
 export function uncompilableImage(manifest: ManifestData = sampleManifest()): Uint8Array {
   const module = Uint8Array.of(
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type section: () -> ()
-    0x03, 0x02, 0x01, 0x00, // function section: one function of type 0, and no code section
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
+    0x01,
+    0x04,
+    0x01,
+    0x60,
+    0x00,
+    0x00, // type section: () -> ()
+    0x03,
+    0x02,
+    0x01,
+    0x00, // function section: one function of type 0, and no code section
   );
   return writeManifestSection(module, manifest);
 }
 
 export const refusals: RefusalCase[] = [
-  { title: 'an image without a .berm.abi section', code: 'bad-image', reason: 'no-manifest', status: 400, image: () => wat2wasm('(module (memory (export "memory") 1))') },
-  { title: 'a manifest record that is not JSON', code: 'bad-image', reason: 'bad-record', status: 400, image: () => buildImage('(module)', ['{"abi_version": 1,']) },
-  { title: 'bytes that are no image at all', code: 'bad-image', reason: 'not-an-image', status: 400, image: async () => new TextEncoder().encode('hello, world') },
+  {
+    title: 'an image without a .berm.abi section',
+    code: 'bad-image',
+    reason: 'no-manifest',
+    status: 400,
+    image: () => wat2wasm('(module (memory (export "memory") 1))'),
+  },
+  {
+    title: 'a manifest record that is not JSON',
+    code: 'bad-image',
+    reason: 'bad-record',
+    status: 400,
+    image: () => buildImage('(module)', ['{"abi_version": 1,']),
+  },
+  {
+    title: 'bytes that are no image at all',
+    code: 'bad-image',
+    reason: 'not-an-image',
+    status: 400,
+    image: async () => new TextEncoder().encode('hello, world'),
+  },
   {
     title: 'an ELF image',
     code: 'not-wasm',
     status: 422,
-    image: async () => buildElf({ bits: 64, endian: 'little', sections: [{ name: '.berm.abi', data: new TextEncoder().encode(JSON.stringify(sampleManifest())) }] }).bytes,
+    image: async () =>
+      buildElf({
+        bits: 64,
+        endian: 'little',
+        sections: [{ name: '.berm.abi', data: new TextEncoder().encode(JSON.stringify(sampleManifest())) }],
+      }).bytes,
   },
   { title: 'abi_version 2', code: 'abi-version', status: 422, image: () => harnessImage(sampleManifest({ abi_version: 2 })) },
   { title: 'a module V8 does not compile', code: 'compile-error', status: 422, image: async () => uncompilableImage() },
@@ -46,7 +84,12 @@ export const refusals: RefusalCase[] = [
     status: 422,
     image: () => harnessImage(sampleManifest(), { omit: ['memory'], extraWat: '(global (export "memory") i32 (i32.const 0))' }),
   },
-  { title: 'no berm_alloc export', code: 'missing-alloc', status: 422, image: () => harnessImage(sampleManifest(), { omit: ['berm_alloc'] }) },
+  {
+    title: 'no berm_alloc export',
+    code: 'missing-alloc',
+    status: 422,
+    image: () => harnessImage(sampleManifest(), { omit: ['berm_alloc'] }),
+  },
   {
     title: 'berm_alloc returning i64',
     code: 'bad-export-signature',
@@ -69,10 +112,21 @@ export const refusals: RefusalCase[] = [
     title: 'a tool export that is a global',
     code: 'bad-export-signature',
     status: 422,
-    image: () => harnessImage(sampleManifest(), { omit: ['berm_tool_echo'], extraWat: '(global (export "berm_tool_echo") i32 (i32.const 0))' }),
+    image: () =>
+      harnessImage(sampleManifest(), { omit: ['berm_tool_echo'], extraWat: '(global (export "berm_tool_echo") i32 (i32.const 0))' }),
   },
-  { title: 'an undeclared function import', code: 'undeclared-import', status: 422, image: () => harnessImage(sampleManifest(), { imports: [{ name: 'env.thing' }] }) },
-  { title: 'a global import', code: 'undeclared-import', status: 422, image: () => harnessImage(sampleManifest(), { imports: [{ name: 'env.g', kind: 'global' }] }) },
+  {
+    title: 'an undeclared function import',
+    code: 'undeclared-import',
+    status: 422,
+    image: () => harnessImage(sampleManifest(), { imports: [{ name: 'env.thing' }] }),
+  },
+  {
+    title: 'a global import',
+    code: 'undeclared-import',
+    status: 422,
+    image: () => harnessImage(sampleManifest(), { imports: [{ name: 'env.g', kind: 'global' }] }),
+  },
   {
     title: 'an ABI host call imported with the wrong signature',
     code: 'bad-import-signature',
@@ -85,7 +139,12 @@ export const refusals: RefusalCase[] = [
     status: 422,
     image: () => harnessImage(withSyscall('berm.http.fetch'), { imports: [{ name: 'berm.http.fetch' }] }),
   },
-  { title: 'a declared syscall bermd does not serve, not imported', code: 'unserved-syscall', status: 422, image: () => harnessImage(withSyscall('berm.http.fetch')) },
+  {
+    title: 'a declared syscall bermd does not serve, not imported',
+    code: 'unserved-syscall',
+    status: 422,
+    image: () => harnessImage(withSyscall('berm.http.fetch')),
+  },
 ];
 
 /** Images every host accepts: the ABI's own host calls imported with their signature. */

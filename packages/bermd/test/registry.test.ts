@@ -128,9 +128,7 @@ describe('Registry', () => {
     const manifest = sampleManifest({ deps: { programs: ['weather', 'inner', 'outer'], syscalls: {}, secrets: [] } });
     await registry.deploy('inner', await harnessImage());
     const result = await registry.deploy('outer', await harnessImage(manifest));
-    expect(result.notices).toEqual([
-      { code: 'program-not-deployed', program: 'weather', message: expect.stringContaining('weather') },
-    ]);
+    expect(result.notices).toEqual([{ code: 'program-not-deployed', program: 'weather', message: expect.stringContaining('weather') }]);
     expect(registry.has('outer')).toBe(true);
   });
 
@@ -174,7 +172,10 @@ describe('Registry', () => {
     expect(first.get('h').last_used_at).toBe('2026-02-02T00:00:00.000Z');
     // Dropping b, which was used, takes force past the compatibility gate.
     await first.deploy('h', await harnessImage(manifestWithTools(['a'], { version: '0.2.0' })), { force: true });
-    const expected = { tools: { a: '2026-02-01T00:00:00.000Z', b: '2026-01-05T00:00:00.000Z' }, events: { ping: '2026-02-02T00:00:00.000Z' } };
+    const expected = {
+      tools: { a: '2026-02-01T00:00:00.000Z', b: '2026-01-05T00:00:00.000Z' },
+      events: { ping: '2026-02-02T00:00:00.000Z' },
+    };
     expect(first.usage('h')).toEqual(expected);
     expect(first.get('h').last_used_at).toBe('2026-02-02T00:00:00.000Z');
     await first.close();
@@ -234,7 +235,10 @@ describe('Registry', () => {
     await first.deploy('h', await harnessImage());
     await first.close();
     await writeFile(path.join(storeDir(), '.tmp-h-0123456789ab'), 'half an image');
-    await writeFile(path.join(storeDir(), 'gone.json'), JSON.stringify({ name: 'gone', digest: 'sha256:00', deployed_at: 'x', last_used_at: null }));
+    await writeFile(
+      path.join(storeDir(), 'gone.json'),
+      JSON.stringify({ name: 'gone', digest: 'sha256:00', deployed_at: 'x', last_used_at: null }),
+    );
 
     const second = await open();
     expect(second.list().map((h) => h.name)).toEqual(['h']);
@@ -246,7 +250,13 @@ describe('Registry', () => {
     const bytes = await harnessImage();
     await registry.deploy('h', bytes);
     const meta = JSON.parse(await readFile(path.join(storeDir(), 'h.json'), 'utf8'));
-    expect(meta).toEqual({ name: 'h', digest: digestOf(bytes), deployed_at: registry.get('h').deployed_at, last_used_at: null, used: { tools: {}, events: {} } });
+    expect(meta).toEqual({
+      name: 'h',
+      digest: digestOf(bytes),
+      deployed_at: registry.get('h').deployed_at,
+      last_used_at: null,
+      used: { tools: {}, events: {} },
+    });
     expect((await stat(path.join(storeDir(), 'h.wasm'))).size).toBe(bytes.length);
   });
 

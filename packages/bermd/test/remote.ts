@@ -72,7 +72,13 @@ export class RemoteHost {
       res.once('close', () => {
         if (!res.writableFinished) markAborted();
       });
-      const seen: SeenRequest = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), aborted };
+      const seen: SeenRequest = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        aborted,
+      };
       this.seen.push(seen);
       for (const w of [...this.waiters]) {
         if (this.seen.length >= w.count) {
@@ -169,10 +175,13 @@ export class ForwardProxy {
       res.writeHead(502).end('unknown host');
       return;
     }
-    const upstream = httpRequest({ host: '127.0.0.1', port, method: req.method, path: `${target.pathname}${target.search}`, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port, method: req.method, path: `${target.pathname}${target.search}`, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   }

@@ -1,14 +1,7 @@
 // The tool runtime end to end: guests compiled from WAT by V8, run on real worker threads.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ToolRunner,
-  capMemory,
-  RunnerError,
-  type CallOutcome,
-  type GuestLogEntry,
-  type RunnerOptions,
-} from '../dist/runtime/index.js';
+import { ToolRunner, capMemory, RunnerError, type CallOutcome, type GuestLogEntry, type RunnerOptions } from '../dist/runtime/index.js';
 import {
   FAIL_MESSAGE,
   FORECAST_LOG,
@@ -74,7 +67,7 @@ describe('calls that end in the guest', () => {
   });
   afterAll(() => r.runner.close());
 
-  it('answers a tool\'s ok value and reports the tool as reached', async () => {
+  it("answers a tool's ok value and reports the tool as reached", async () => {
     const outcome = await r.runner.call('basic', 'echo', { text: 'héllo', n: [1, 2] });
     expect(ok(outcome)).toEqual({ text: 'héllo', n: [1, 2] });
     expect(outcome.reached).toEqual({ tools: [{ harness: 'basic', tool: 'echo' }], events: [] });
@@ -96,12 +89,19 @@ describe('calls that end in the guest', () => {
 
   it('refuses invalid arguments, naming the path, before the guest runs', async () => {
     const outcome = await r.runner.call('relay', 'forecast', { days: 'soon' });
-    expect(failed(outcome)).toEqual({ code: 'invalid-arguments', message: 'relay.forecast: argument /days must be integer', path: '/days' });
+    expect(failed(outcome)).toEqual({
+      code: 'invalid-arguments',
+      message: 'relay.forecast: argument /days must be integer',
+      path: '/days',
+    });
     expect(outcome.reached.tools).toEqual([]);
     const missing = failed(await r.runner.call('relay', 'forecast', {}));
     expect(missing).toMatchObject({ code: 'invalid-arguments', path: '/days' });
     expect(missing.message).toContain('argument /days is required');
-    expect(failed(await r.runner.call('relay', 'forecast', [1]))).toMatchObject({ code: 'invalid-arguments', message: 'relay.forecast: arguments must be object' });
+    expect(failed(await r.runner.call('relay', 'forecast', [1]))).toMatchObject({
+      code: 'invalid-arguments',
+      message: 'relay.forecast: arguments must be object',
+    });
     expect(r.logs.filter((l) => l.message === FORECAST_LOG.message)).toEqual([]);
     // The same tool with valid arguments does run, and its log line arrives before the call answers.
     expect(ok(await r.runner.call('relay', 'forecast', { days: 3 }))).toEqual({ days: 3 });
@@ -242,7 +242,7 @@ describe('berm.call', () => {
 
   const call = (request: unknown) => r.runner.call('relay', 'call', request as object);
 
-  it('runs a declared program\'s tool and answers its value', async () => {
+  it("runs a declared program's tool and answers its value", async () => {
     const outcome = await call({ program: 'basic', tool: 'echo', args: { nested: [true] } });
     expect(ok(outcome)).toEqual({ ok: { nested: [true] } });
     expect(outcome.reached.tools).toEqual([
@@ -325,8 +325,17 @@ describe('berm.call', () => {
   it('refuses at the depth limit rather than calling the program beyond it "not deployed"', async () => {
     const shallow = recordingRunner({ maxCallDepth: 1 });
     try {
-      for (const [name, image] of [['relay', relay], ['relay2', relay], ['basic', basic]] as const) await deploy(shallow.runner, name, image);
-      const outcome = await shallow.runner.call('relay', 'call', { program: 'relay2', tool: 'call', args: { program: 'basic', tool: 'echo', args: {} } });
+      for (const [name, image] of [
+        ['relay', relay],
+        ['relay2', relay],
+        ['basic', basic],
+      ] as const)
+        await deploy(shallow.runner, name, image);
+      const outcome = await shallow.runner.call('relay', 'call', {
+        program: 'relay2',
+        tool: 'call',
+        args: { program: 'basic', tool: 'echo', args: {} },
+      });
       expect(ok(outcome)).toEqual({ ok: { refused: 'the call chain is at its depth limit (1): basic.echo was not called' } });
     } finally {
       await shallow.runner.close();
@@ -362,7 +371,12 @@ describe('berm.emit and berm.log', () => {
 
   it('accepts a declared event with matching fields and hands it to onEvent', async () => {
     const mine: unknown[] = [];
-    const outcome = await r.runner.call('relay', 'emit', { event: 'reading', fields: { celsius: 21.5 } }, { onEvent: (...a) => mine.push(a) });
+    const outcome = await r.runner.call(
+      'relay',
+      'emit',
+      { event: 'reading', fields: { celsius: 21.5 } },
+      { onEvent: (...a) => mine.push(a) },
+    );
     expect(ok(outcome)).toEqual({ ok: null });
     expect(r.events).toEqual([{ harness: 'relay', event: 'reading', fields: { celsius: 21.5 } }]);
     expect(mine).toEqual([['relay', 'reading', { celsius: 21.5 }]]);
@@ -371,7 +385,9 @@ describe('berm.emit and berm.log', () => {
 
   it('refuses an undeclared event and fields that do not match', async () => {
     const before = r.events.length;
-    expect(ok(await r.runner.call('relay', 'emit', { event: 'rumour', fields: {} }))).toEqual({ refused: 'event "rumour" is not declared by "relay"' });
+    expect(ok(await r.runner.call('relay', 'emit', { event: 'rumour', fields: {} }))).toEqual({
+      refused: 'event "rumour" is not declared by "relay"',
+    });
     expect(ok(await r.runner.call('relay', 'emit', { event: 'reading', fields: { celsius: 'warm' } }))).toEqual({
       refused: 'event "reading": field /celsius must be number',
     });
@@ -382,7 +398,11 @@ describe('berm.emit and berm.log', () => {
   });
 
   it('attributes an event emitted by a nested call to the program that emitted it', async () => {
-    const outcome = await r.runner.call('relay', 'call', { program: 'relay2', tool: 'emit', args: { event: 'reading', fields: { celsius: -4 } } });
+    const outcome = await r.runner.call('relay', 'call', {
+      program: 'relay2',
+      tool: 'emit',
+      args: { event: 'reading', fields: { celsius: -4 } },
+    });
     expect(ok(outcome)).toEqual({ ok: { ok: null } });
     expect(r.events.at(-1)).toEqual({ harness: 'relay2', event: 'reading', fields: { celsius: -4 } });
     expect(outcome.reached).toEqual({
@@ -396,7 +416,9 @@ describe('berm.emit and berm.log', () => {
 
   it('passes log lines to the log callback tagged with harness and tool', async () => {
     const mine: GuestLogEntry[] = [];
-    expect(ok(await r.runner.call('relay', 'log', { level: 'warn', message: 'low battery' }, { onLog: (l) => mine.push(l) }))).toEqual({ ok: null });
+    expect(ok(await r.runner.call('relay', 'log', { level: 'warn', message: 'low battery' }, { onLog: (l) => mine.push(l) }))).toEqual({
+      ok: null,
+    });
     const entry = { harness: 'relay', tool: 'log', level: 'warn', message: 'low battery' };
     expect(r.logs.at(-1)).toEqual(entry);
     expect(mine).toEqual([entry]);
@@ -410,7 +432,9 @@ describe('berm.emit and berm.log', () => {
       await deploy(tight.runner, 'relay', relay);
       const request = { level: 'info', message: 'x'.repeat(30) };
       expect(JSON.stringify(request).length).toBeLessThan(100);
-      expect(ok(await tight.runner.call('relay', 'log_twice', request))).toEqual({ refused: 'this call has sent its 100 bytes of logs and events' });
+      expect(ok(await tight.runner.call('relay', 'log_twice', request))).toEqual({
+        refused: 'this call has sent its 100 bytes of logs and events',
+      });
       expect(tight.logs).toEqual([{ harness: 'relay', tool: 'log_twice', ...request }]);
       // The budget is per call: the next call may log again.
       expect(ok(await tight.runner.call('relay', 'log', request))).toEqual({ ok: null });
@@ -422,8 +446,12 @@ describe('berm.emit and berm.log', () => {
 
   it('refuses a log line with an unknown level or no message', async () => {
     const before = r.logs.length;
-    expect(ok(await r.runner.call('relay', 'log', { level: 'shout', message: 'x' }))).toEqual({ refused: expect.stringContaining('log level "shout"') });
-    expect(ok(await r.runner.call('relay', 'log', { level: 'info' }))).toEqual({ refused: expect.stringContaining('a berm.log request is') });
+    expect(ok(await r.runner.call('relay', 'log', { level: 'shout', message: 'x' }))).toEqual({
+      refused: expect.stringContaining('log level "shout"'),
+    });
+    expect(ok(await r.runner.call('relay', 'log', { level: 'info' }))).toEqual({
+      refused: expect.stringContaining('a berm.log request is'),
+    });
     expect(r.logs.length).toBe(before);
   });
 });
@@ -438,7 +466,9 @@ describe('deploy-time checks', () => {
     ];
     for (const [declared, expected] of cases) {
       const capped = capMemory(await wat2wasm(`(module ${declared} (export "memory" (memory 0)))`), 4 * MiB);
-      expect(Buffer.from(capped).equals(Buffer.from(await wat2wasm(`(module ${expected} (export "memory" (memory 0)))`))), declared).toBe(true);
+      expect(Buffer.from(capped).equals(Buffer.from(await wat2wasm(`(module ${expected} (export "memory" (memory 0)))`))), declared).toBe(
+        true,
+      );
       expect(WebAssembly.validate(capped)).toBe(true);
     }
   });
@@ -458,7 +488,9 @@ describe('deploy-time checks', () => {
     } finally {
       await runner.close();
     }
-    expect(() => capMemory(Uint8Array.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 5, 9, 1]), 4 * MiB)).toThrow(expect.objectContaining({ code: 'bad-module' }));
+    expect(() => capMemory(Uint8Array.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 5, 9, 1]), 4 * MiB)).toThrow(
+      expect.objectContaining({ code: 'bad-module' }),
+    );
     expect(() => capMemory(new TextEncoder().encode('not wasm'), 4 * MiB)).toThrow(expect.objectContaining({ code: 'bad-module' }));
   });
 
@@ -469,14 +501,20 @@ describe('deploy-time checks', () => {
       const module = await runner.compile(basic.bytes);
       const manifest = structuredClone(basic.manifest);
       manifest.tools[0]!.arguments = { type: 'object', properties: { a: { $ref: '#/$defs/Missing' } } };
-      expect(() => runner.setHarness('basic', { module, manifest, digest: 'sha256:00' })).toThrow(expect.objectContaining({ code: 'bad-schema' }));
+      expect(() => runner.setHarness('basic', { module, manifest, digest: 'sha256:00' })).toThrow(
+        expect.objectContaining({ code: 'bad-schema' }),
+      );
       manifest.tools[0]!.arguments = { type: 'objekt' };
-      expect(() => runner.prepareHarness({ module, manifest, digest: 'sha256:00' })).toThrow(expect.objectContaining({ code: 'bad-schema' }));
+      expect(() => runner.prepareHarness({ module, manifest, digest: 'sha256:00' })).toThrow(
+        expect.objectContaining({ code: 'bad-schema' }),
+      );
       expect(ok(await runner.call('basic', 'echo', { still: 'here' }))).toEqual({ still: 'here' });
       // A tool the module does not export is refused too.
       const ghostTool = structuredClone(basic.manifest);
       ghostTool.tools.push({ name: 'absent', description: '', arguments: { type: 'object' } });
-      expect(() => runner.prepareHarness({ module, manifest: ghostTool, digest: 'sha256:00' })).toThrow(expect.objectContaining({ code: 'bad-harness' }));
+      expect(() => runner.prepareHarness({ module, manifest: ghostTool, digest: 'sha256:00' })).toThrow(
+        expect.objectContaining({ code: 'bad-harness' }),
+      );
       // Prepared first, then set: the two-phase deploy.
       const prepared = runner.prepareHarness({ module, manifest: basic.manifest, digest: 'sha256:02' });
       runner.setHarness('second', prepared);
@@ -530,9 +568,9 @@ describe('deploy-time checks', () => {
     await runner.close();
     expect(failed(await running).code).toBe('closed');
     expect(failed(await runner.call('relay', 'log', {})).code).toBe('closed');
-    expect(() => runner.setHarness('relay', { module: new WebAssembly.Module(relay.bytes), manifest: relay.manifest, digest: 'sha256:03' })).toThrow(
-      expect.objectContaining({ code: 'closed' }),
-    );
+    expect(() =>
+      runner.setHarness('relay', { module: new WebAssembly.Module(relay.bytes), manifest: relay.manifest, digest: 'sha256:03' }),
+    ).toThrow(expect.objectContaining({ code: 'closed' }));
   });
 });
 
@@ -554,7 +592,10 @@ describe('a host call whose answer the guest cannot take', () => {
   const manifest = sampleManifest({ tools: [{ name: 'log', description: 'Logs once.', arguments: { type: 'object' } }] });
   const r = recordingRunner();
   beforeAll(async () => {
-    for (const [name, second] of [['wild', '(i32.const 65530)'], ['trapping', '(unreachable)']] as const) {
+    for (const [name, second] of [
+      ['wild', '(i32.const 65530)'],
+      ['trapping', '(unreachable)'],
+    ] as const) {
       const bytes = await buildImage(guest(second), manifest);
       await deploy(r.runner, name, { bytes, manifest });
     }

@@ -22,7 +22,12 @@ export function ago(iso: string | null, now: Date = new Date()): string {
   const seconds = Math.round((now.getTime() - new Date(iso).getTime()) / 1000);
   if (!Number.isFinite(seconds)) return iso;
   if (seconds < 5) return 'just now';
-  const units: [string, number][] = [['day', 86400], ['hour', 3600], ['minute', 60], ['second', 1]];
+  const units: [string, number][] = [
+    ['day', 86400],
+    ['hour', 3600],
+    ['minute', 60],
+    ['second', 1],
+  ];
   for (const [unit, size] of units) {
     const n = Math.floor(seconds / size);
     if (n >= 1) return `${n} ${unit}${n === 1 ? '' : 's'} ago`;

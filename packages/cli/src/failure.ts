@@ -49,7 +49,10 @@ function usageLine(err: Error & { args?: unknown }, helpHint: string): string {
     const names = (err.args as { name?: string }[]).map((a) => (a.name ?? '').toUpperCase()).filter(Boolean);
     return `missing ${names.length === 1 ? 'argument' : 'arguments'} ${names.join(' ')}; ${helpHint}`;
   }
-  const lines = err.message.split('\n').map((l) => l.trim()).filter((l) => l && !/^see more help/i.test(l));
+  const lines = err.message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !/^see more help/i.test(l));
   const text = lines.join(' ');
   return `${text.charAt(0).toLowerCase()}${text.slice(1)}; ${helpHint}`;
 }

@@ -8,7 +8,11 @@ import { ANSI, MINIMAL_WAT, Scratch, runCli } from './helpers/cli.js';
 const oldManifest: ManifestData = sampleManifest({
   tools: [
     ...sampleManifest().tools,
-    { name: 'size', description: 'Counts bytes.', arguments: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+    {
+      name: 'size',
+      description: 'Counts bytes.',
+      arguments: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
   ],
   events: [{ name: 'ping', description: 'A ping.', fields: { type: 'object', properties: { at: { type: 'string' } }, required: ['at'] } }],
 });
@@ -33,11 +37,14 @@ beforeAll(async () => {
   files.newImage = await scratch.write('new.wasm', await buildImage(MINIMAL_WAT, newManifest));
   files.oldJson = await scratch.write('old.json', JSON.stringify(oldManifest, null, 2));
   files.newJson = await scratch.write('new.json', JSON.stringify(newManifest));
-  files.newElf = await scratch.write('new.elf', buildElf({
-    bits: 32,
-    endian: 'big',
-    sections: [{ name: '.berm.abi', data: new TextEncoder().encode(manifestRecords(newManifest).join('\0\0')) }],
-  }).bytes);
+  files.newElf = await scratch.write(
+    'new.elf',
+    buildElf({
+      bits: 32,
+      endian: 'big',
+      sections: [{ name: '.berm.abi', data: new TextEncoder().encode(manifestRecords(newManifest).join('\0\0')) }],
+    }).bytes,
+  );
   files.text = await scratch.write('notes.txt', 'these are not the bytes you are looking for\n');
   // Short enough that the JSON parser quotes all of it, line break included.
   files.shortText = await scratch.write('short.txt', 'garbage\r\nmore\n');
@@ -151,7 +158,14 @@ describe('text the inputs control', () => {
     const esc = '\u001b';
     // A closed object: the property's removal is a break, whose message and path name it.
     const named = (key: string) =>
-      sampleManifest({ tools: [{ ...sampleManifest().tools[0]!, arguments: { type: 'object', properties: { [key]: { type: 'string' } }, additionalProperties: false } }] });
+      sampleManifest({
+        tools: [
+          {
+            ...sampleManifest().tools[0]!,
+            arguments: { type: 'object', properties: { [key]: { type: 'string' } }, additionalProperties: false },
+          },
+        ],
+      });
     const key = `q${esc}[2J`;
     const before = await scratch.write('control-old.json', JSON.stringify(named(key)));
     const after = await scratch.write('control-new.json', JSON.stringify(named('q')));

@@ -119,7 +119,12 @@ describe('crab breaks NAME NEW with a daemon address', { timeout: 120_000 }, () 
 
     r = await runCli(['breaks', '--format', 'github', 'w', files.none!], { env: env() });
     expect(r.code).toBe(1);
-    expect(r.stdout.trimEnd().split('\n').map((l) => l.split('::')[1])).toEqual(['error title=tool-removed in tool echo', 'error title=tool-removed in tool size']);
+    expect(
+      r.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split('::')[1]),
+    ).toEqual(['error title=tool-removed in tool echo', 'error title=tool-removed in tool size']);
 
     r = await runCli(['breaks', '--json', 'w', files.v1!], { env: env() });
     expect([r.code, JSON.parse(r.stdout)]).toEqual([0, []]);
@@ -177,7 +182,7 @@ describe('exit codes of client and daemon failures, through the real binary', { 
     }
   });
 
-  it('an answer that is not bermd\'s, or a connection cut mid-answer, is a daemon not reached (3)', async () => {
+  it("an answer that is not bermd's, or a connection cut mid-answer, is a daemon not reached (3)", async () => {
     const html = await standIn((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web page</html>'));
     const cut = await standIn((req) => req.socket.destroy());
     try {

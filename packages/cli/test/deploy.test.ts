@@ -17,10 +17,23 @@ beforeAll(async () => {
   d = await startDaemon();
   scratch = await Scratch.create();
   files.echo = await scratch.write('echo.wasm', await harnessImage(manifestWithTools(['echo', 'size'])));
-  files.caller = await scratch.write('caller.wasm', await harnessImage(sampleManifest({ version: '2.0.0', deps: { programs: ['weather'], syscalls: {}, secrets: [] } })));
-  files.refused = await scratch.write('refused.wasm', await harnessImage(manifestWithTools(['echo', 'size']), { omit: ['berm_tool_size'] }));
+  files.caller = await scratch.write(
+    'caller.wasm',
+    await harnessImage(sampleManifest({ version: '2.0.0', deps: { programs: ['weather'], syscalls: {}, secrets: [] } })),
+  );
+  files.refused = await scratch.write(
+    'refused.wasm',
+    await harnessImage(manifestWithTools(['echo', 'size']), { omit: ['berm_tool_size'] }),
+  );
   files.text = await scratch.write('notes.txt', 'not an image');
-  files.elf = await scratch.write('echo.elf', buildElf({ bits: 64, endian: 'little', sections: [{ name: '.berm.abi', data: new TextEncoder().encode(JSON.stringify(sampleManifest())) }] }).bytes);
+  files.elf = await scratch.write(
+    'echo.elf',
+    buildElf({
+      bits: 64,
+      endian: 'little',
+      sections: [{ name: '.berm.abi', data: new TextEncoder().encode(JSON.stringify(sampleManifest())) }],
+    }).bytes,
+  );
 });
 
 afterAll(async () => {
@@ -146,7 +159,10 @@ describe('berm ls and berm undeploy', { timeout: 90_000 }, () => {
 
 describe('crab inspect with a daemon address', { timeout: 90_000 }, () => {
   it('marks each declared program that is not deployed there, and only with an address', async () => {
-    const caller = await scratch.write('two-deps.wasm', await harnessImage(sampleManifest({ deps: { programs: ['echo', 'weather'], syscalls: {}, secrets: [] } })));
+    const caller = await scratch.write(
+      'two-deps.wasm',
+      await harnessImage(sampleManifest({ deps: { programs: ['echo', 'weather'], syscalls: {}, secrets: [] } })),
+    );
     expect((await runCli(['deploy', 'echo', files.echo!], { env: env() })).code).toBe(0);
 
     let r = await runCli(['inspect', caller, '--url', d.url]);

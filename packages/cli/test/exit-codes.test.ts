@@ -50,7 +50,13 @@ describe('the table and the codes of the client and the daemon', () => {
   });
 
   it("lists the client's own codes: bad input is 2, a daemon not reached is 3", () => {
-    const expected: Record<string, number> = { 'bad-url': 2, 'bad-name': 2, 'daemon-unreachable': 3, 'connection-lost': 3, 'unexpected-response': 3 };
+    const expected: Record<string, number> = {
+      'bad-url': 2,
+      'bad-name': 2,
+      'daemon-unreachable': 3,
+      'connection-lost': 3,
+      'unexpected-response': 3,
+    };
     expect(Object.keys(expected).sort()).toEqual([...CLIENT_ERROR_CODES].sort());
     for (const code of CLIENT_ERROR_CODES) expect([code, exitCodeFor(code)]).toEqual([code, expected[code]]);
   });

@@ -73,7 +73,8 @@ const DECLINED = [
 
 describe('the fast path of bin/run.js', () => {
   it('takes the shapes it was made for', () => {
-    for (const argv of TAKEN) expect([argv, plainInspectJsonImage(argv)]).toEqual([argv, argv.find((a) => a !== 'inspect' && a !== '--json') ?? 'inspect']);
+    for (const argv of TAKEN)
+      expect([argv, plainInspectJsonImage(argv)]).toEqual([argv, argv.find((a) => a !== 'inspect' && a !== '--json') ?? 'inspect']);
   });
 
   it('declines the near misses, which go through oclif', () => {

@@ -30,8 +30,13 @@ describe('formatBreaksText', () => {
   });
 
   it("adds a note after a group's heading when asked, dimmed", () => {
-    const notes = new Map([['forecast', 'last used today'], ['reset', undefined]]);
-    const text = formatBreaksText(sample, tagged, { note: (items) => (items[0]!.tool === undefined ? 'never used' : notes.get(items[0]!.tool)) });
+    const notes = new Map([
+      ['forecast', 'last used today'],
+      ['reset', undefined],
+    ]);
+    const text = formatBreaksText(sample, tagged, {
+      note: (items) => (items[0]!.tool === undefined ? 'never used' : notes.get(items[0]!.tool)),
+    });
     expect(text.split('\n').filter((l) => l.startsWith('<b>'))).toEqual([
       '<b>tool forecast</b>  <dim>(last used today)</dim>',
       '<b>tool reset</b>',
@@ -99,9 +104,16 @@ describe('formatBreaksMarkdown', () => {
   });
 
   it('leaves markup characters alone inside the code spans of a message, where entities would print as typed', () => {
-    const named: Break = { code: 'type-changed', tool: 't', path: '/arguments/properties/a<b&c', message: 'argument `a<b&c|d` of tool `t` may be <null> & more' };
+    const named: Break = {
+      code: 'type-changed',
+      tool: 't',
+      path: '/arguments/properties/a<b&c',
+      message: 'argument `a<b&c|d` of tool `t` may be <null> & more',
+    };
     const row = formatBreaksMarkdown([named]).split('\n')[4];
-    expect(row).toBe('| tool `t` | `type-changed` | `/arguments/properties/a<b&c` | argument `a<b&c\\|d` of tool `t` may be &lt;null&gt; &amp; more |');
+    expect(row).toBe(
+      '| tool `t` | `type-changed` | `/arguments/properties/a<b&c` | argument `a<b&c\\|d` of tool `t` may be &lt;null&gt; &amp; more |',
+    );
   });
 
   it('says so when there is nothing', () => {

@@ -9,18 +9,23 @@ const forecast = sampleManifest({
   homepage: 'https://example.com',
   usage: 'Ask forecast for a city.\nDays default to 3.',
   readme: '# Weather\n\nLong text.\n',
-  tools: [
-    FORECAST_TOOL,
-    { name: 'reset', description: '', arguments: { type: 'object' }, deprecated: true },
-  ],
+  tools: [FORECAST_TOOL, { name: 'reset', description: '', arguments: { type: 'object' }, deprecated: true }],
   events: [
     {
       name: 'alert',
       description: 'Severe weather.',
-      fields: { type: 'object', properties: { level: { enum: ['low', 'high'] }, message: { type: 'string' } }, required: ['level', 'message'] },
+      fields: {
+        type: 'object',
+        properties: { level: { enum: ['low', 'high'] }, message: { type: 'string' } },
+        required: ['level', 'message'],
+      },
     },
   ],
-  deps: { programs: ['geo', 'units'], syscalls: { 'berm.http.fetch': ['api.example.com', 'backup.example.com'], 'berm.get': [] }, secrets: ['example'] },
+  deps: {
+    programs: ['geo', 'units'],
+    syscalls: { 'berm.http.fetch': ['api.example.com', 'backup.example.com'], 'berm.get': [] },
+    secrets: ['example'],
+  },
 });
 
 describe('renderManifest', () => {

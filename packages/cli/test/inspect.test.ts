@@ -10,7 +10,13 @@ import { ANSI, FORECAST_TOOL, MINIMAL_WAT, Scratch, repoRoot, runCli } from './h
 const manifest: ManifestData = sampleManifest({
   version: '2.4.0',
   tools: [FORECAST_TOOL],
-  events: [{ name: 'alert', description: 'Severe weather.', fields: { type: 'object', properties: { level: { enum: ['low', 'high'] } }, required: ['level'] } }],
+  events: [
+    {
+      name: 'alert',
+      description: 'Severe weather.',
+      fields: { type: 'object', properties: { level: { enum: ['low', 'high'] } }, required: ['level'] },
+    },
+  ],
   deps: { programs: ['geo'], syscalls: { 'berm.http.fetch': ['api.example.com'] }, secrets: ['example'] },
 });
 
@@ -21,11 +27,14 @@ beforeAll(async () => {
   scratch = await Scratch.create();
   const image = await buildImage(MINIMAL_WAT, manifest);
   files.image = await scratch.write('weather.wasm', image);
-  files.elf = await scratch.write('weather.elf', buildElf({
-    bits: 64,
-    endian: 'little',
-    sections: [{ name: '.berm.abi', data: new TextEncoder().encode(manifestRecords(manifest).join('\n')) }],
-  }).bytes);
+  files.elf = await scratch.write(
+    'weather.elf',
+    buildElf({
+      bits: 64,
+      endian: 'little',
+      sections: [{ name: '.berm.abi', data: new TextEncoder().encode(manifestRecords(manifest).join('\n')) }],
+    }).bytes,
+  );
   files.future = await scratch.write('future.wasm', await buildImage(MINIMAL_WAT, sampleManifest({ abi_version: 2 })));
   files.text = await scratch.write('notes.txt', 'just some notes\n');
   files.component = await scratch.write('component.wasm', Uint8Array.of(0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00));
@@ -112,7 +121,13 @@ describe('text an image controls', () => {
     const hostile = sampleManifest({
       version: `1.0${esc}[2J`,
       description: `Looks fine${esc}]0;owned\u0007\r\nsecond line`,
-      tools: [{ name: 'echo', description: `clear${esc}[H`, arguments: { type: 'object', properties: { [`q${esc}[31m`]: { enum: [`a${esc}c`] } } } }],
+      tools: [
+        {
+          name: 'echo',
+          description: `clear${esc}[H`,
+          arguments: { type: 'object', properties: { [`q${esc}[31m`]: { enum: [`a${esc}c`] } } },
+        },
+      ],
       deps: { programs: [], syscalls: {}, secrets: [`s\u009b31m`] },
     });
     const file = await scratch.write('hostile.wasm', await buildImage(MINIMAL_WAT, hostile));
@@ -183,7 +198,10 @@ describe('colour', () => {
   });
 
   it('never reaches --json output', async () => {
-    for (const args of [['inspect', '--json', files.image!], ['inspect', '--json', '--', files.image!]]) {
+    for (const args of [
+      ['inspect', '--json', files.image!],
+      ['inspect', '--json', '--', files.image!],
+    ]) {
       const r = await runCli(args, { env: { FORCE_COLOR: '3' } });
       expect(r.stdout).not.toMatch(ANSI);
       expect(JSON.parse(r.stdout)).toEqual(manifest);
@@ -193,14 +211,54 @@ describe('colour', () => {
 
 describe('crab inspect on bad input', () => {
   const cases: { name: string; file: () => string; code: string; line: (f: string) => RegExp }[] = [
-    { name: 'a missing file', file: () => files.missing!, code: 'file-not-found', line: (f) => exact(`crab: cannot read '${f}': no such file`) },
-    { name: 'a directory', file: () => files.directory!, code: 'is-a-directory', line: (f) => exact(`crab: cannot read '${f}': it is a directory`) },
-    { name: 'a text file', file: () => files.text!, code: 'not-an-image', line: (f) => prefixed(`crab: '${f}' is not a berm image: neither a WebAssembly module nor an ELF file`) },
-    { name: 'a component', file: () => files.component!, code: 'component-not-supported', line: (f) => prefixed(`crab: '${f}' is not a berm image: `, /component/) },
-    { name: 'a truncated image', file: () => files.truncated!, code: 'truncated', line: (f) => prefixed(`crab: '${f}' is not a berm image: `, /byte \d+/) },
-    { name: 'an image without a manifest', file: () => files.bare!, code: 'no-manifest', line: (f) => prefixed(`crab: '${f}' has no berm manifest: `, /\.berm\.abi/) },
-    { name: 'a record that is not JSON', file: () => files.badRecord!, code: 'bad-record', line: (f) => prefixed(`crab: '${f}' has a bad manifest record: `, /byte \d+/) },
-    { name: 'an invalid manifest', file: () => files.invalid!, code: 'invalid-manifest', line: (f) => prefixed(`crab: '${f}' has an invalid manifest at /tools/0/name`) },
+    {
+      name: 'a missing file',
+      file: () => files.missing!,
+      code: 'file-not-found',
+      line: (f) => exact(`crab: cannot read '${f}': no such file`),
+    },
+    {
+      name: 'a directory',
+      file: () => files.directory!,
+      code: 'is-a-directory',
+      line: (f) => exact(`crab: cannot read '${f}': it is a directory`),
+    },
+    {
+      name: 'a text file',
+      file: () => files.text!,
+      code: 'not-an-image',
+      line: (f) => prefixed(`crab: '${f}' is not a berm image: neither a WebAssembly module nor an ELF file`),
+    },
+    {
+      name: 'a component',
+      file: () => files.component!,
+      code: 'component-not-supported',
+      line: (f) => prefixed(`crab: '${f}' is not a berm image: `, /component/),
+    },
+    {
+      name: 'a truncated image',
+      file: () => files.truncated!,
+      code: 'truncated',
+      line: (f) => prefixed(`crab: '${f}' is not a berm image: `, /byte \d+/),
+    },
+    {
+      name: 'an image without a manifest',
+      file: () => files.bare!,
+      code: 'no-manifest',
+      line: (f) => prefixed(`crab: '${f}' has no berm manifest: `, /\.berm\.abi/),
+    },
+    {
+      name: 'a record that is not JSON',
+      file: () => files.badRecord!,
+      code: 'bad-record',
+      line: (f) => prefixed(`crab: '${f}' has a bad manifest record: `, /byte \d+/),
+    },
+    {
+      name: 'an invalid manifest',
+      file: () => files.invalid!,
+      code: 'invalid-manifest',
+      line: (f) => prefixed(`crab: '${f}' has an invalid manifest at /tools/0/name`),
+    },
   ];
 
   for (const c of cases) {
@@ -282,4 +340,3 @@ function exact(line: string): RegExp {
 function prefixed(start: string, then?: RegExp): RegExp {
   return new RegExp(`^${escape(start)}[^\\n]*${then ? `${then.source}[^\\n]*` : ''}\\n$`);
 }
-

@@ -1,4 +1,13 @@
-import { badHarnessNameMessage, encodeDeployQuery, isHarnessName, type DeployAnswer, type DeployOptions, type DeployResult, type HarnessDetail, type HarnessSummary } from '@berm/protocol';
+import {
+  badHarnessNameMessage,
+  encodeDeployQuery,
+  isHarnessName,
+  type DeployAnswer,
+  type DeployOptions,
+  type DeployResult,
+  type HarnessDetail,
+  type HarnessSummary,
+} from '@berm/protocol';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BermClientError, DaemonUnreachableError, errorCode, isUnreachable } from './errors.js';
 
@@ -96,7 +105,12 @@ export class BermClient {
       response = await request(url, { method, headers, body: extra.body, dispatcher: this.dispatcher });
     } catch (e) {
       if (isUnreachable(e)) throw new DaemonUnreachableError(this.url, url, e);
-      throw new BermClientError('connection-lost', `the connection to bermd at ${this.url} failed during ${method} ${path} (${errorCode(e) ?? (e as Error).message})`, url, { cause: e });
+      throw new BermClientError(
+        'connection-lost',
+        `the connection to bermd at ${this.url} failed during ${method} ${path} (${errorCode(e) ?? (e as Error).message})`,
+        url,
+        { cause: e },
+      );
     }
     const { statusCode: status, body } = response;
     if (expected.includes(status)) return { status, body };
@@ -112,7 +126,12 @@ export class BermClient {
       const message = typeof error.message === 'string' ? error.message : `bermd answered ${status}`;
       throw new BermClientError(error.code, message, url, { status, body: error });
     }
-    throw new BermClientError('unexpected-response', `${method} ${url} answered ${status}, which is not a bermd answer: ${text.slice(0, 200)}`, url, { status });
+    throw new BermClientError(
+      'unexpected-response',
+      `${method} ${url} answered ${status}, which is not a bermd answer: ${text.slice(0, 200)}`,
+      url,
+      { status },
+    );
   }
 
   private async json<T>(body: Dispatcher.ResponseData['body'], path: string): Promise<T> {
@@ -120,7 +139,11 @@ export class BermClient {
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw new BermClientError('unexpected-response', `${this.url}${path} answered with something other than JSON: ${text.slice(0, 200)}`, `${this.url}${path}`);
+      throw new BermClientError(
+        'unexpected-response',
+        `${this.url}${path} answered with something other than JSON: ${text.slice(0, 200)}`,
+        `${this.url}${path}`,
+      );
     }
   }
 }

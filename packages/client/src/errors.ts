@@ -14,7 +14,12 @@ export class BermClientError extends Error {
   /** The URL of the request. */
   readonly url: string;
 
-  constructor(code: string, message: string, url: string, extra: { status?: number; body?: Record<string, unknown>; cause?: unknown } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    url: string,
+    extra: { status?: number; body?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'BermClientError';
     this.code = code;
@@ -60,7 +65,14 @@ export function errorCode(e: unknown): string | undefined {
 
 /** Failures of the connection itself, before anything reached the daemon. */
 const UNREACHABLE = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT', 'ENOENT',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ENOENT',
 ]);
 
 export function isUnreachable(e: unknown): boolean {

@@ -37,7 +37,16 @@ describe('BermClient', () => {
   it('deploys, replaces, lists, gets, fetches the image and undeploys', async () => {
     const v1 = await harnessImage(manifestWithTools(['echo', 'size']));
     const first = await client.deploy('echo', v1);
-    expect(first).toEqual({ name: 'echo', digest: sha256(v1), version: '0.1.0', tools: ['echo', 'size'], events: [], reported: [], notices: [], replaced: false });
+    expect(first).toEqual({
+      name: 'echo',
+      digest: sha256(v1),
+      version: '0.1.0',
+      tools: ['echo', 'size'],
+      events: [],
+      reported: [],
+      notices: [],
+      replaced: false,
+    });
     const v2 = await harnessImage(manifestWithTools(['echo'], { version: '0.2.0' }));
     const second = await client.deploy('echo', v2, { force: true });
     expect(second.replaced).toBe(true);
@@ -59,7 +68,11 @@ describe('BermClient', () => {
     expect(e.status).toBe(422);
     expect(e.message).toContain('berm_tool_b');
     expect((e.body!.problems as { export: string }[])[0]!.export).toBe('berm_tool_b');
-    expect(e.toJSON()).toMatchObject({ code: 'missing-export', status: 422, problems: [expect.objectContaining({ code: 'missing-export' })] });
+    expect(e.toJSON()).toMatchObject({
+      code: 'missing-export',
+      status: 422,
+      problems: [expect.objectContaining({ code: 'missing-export' })],
+    });
   });
 
   it('maps each HTTP error to its code', async () => {
@@ -163,7 +176,9 @@ describe('BermClient and the compatibility gate', () => {
       const e = await failure(client.deploy('h', next));
       expect([e.code, e.status]).toEqual(['breaks-callers', 409]);
       const body = e.body as unknown as BreaksCallersError;
-      expect(body.breaks).toEqual([expect.objectContaining({ code: 'tool-removed', tool: 'echo', last_used_at: new Date(usedAt).toISOString(), used: true })]);
+      expect(body.breaks).toEqual([
+        expect.objectContaining({ code: 'tool-removed', tool: 'echo', last_used_at: new Date(usedAt).toISOString(), used: true }),
+      ]);
       expect(body.reported).toEqual([expect.objectContaining({ code: 'tool-removed', tool: 'size', last_used_at: null, used: false })]);
       expect(body.window_seconds).toBe(30 * 24 * 3600);
 

@@ -28,8 +28,32 @@ interface Layout {
   link: number;
 }
 
-const LAYOUT32 = { headerSize: 52, entrySize: 40, shoff: 0x20, shentsize: 0x2e, shnum: 0x30, shstrndx: 0x32, name: 0, type: 4, offset: 0x10, size: 0x14, link: 0x18 };
-const LAYOUT64 = { headerSize: 64, entrySize: 64, shoff: 0x28, shentsize: 0x3a, shnum: 0x3c, shstrndx: 0x3e, name: 0, type: 4, offset: 0x18, size: 0x20, link: 0x28 };
+const LAYOUT32 = {
+  headerSize: 52,
+  entrySize: 40,
+  shoff: 0x20,
+  shentsize: 0x2e,
+  shnum: 0x30,
+  shstrndx: 0x32,
+  name: 0,
+  type: 4,
+  offset: 0x10,
+  size: 0x14,
+  link: 0x18,
+};
+const LAYOUT64 = {
+  headerSize: 64,
+  entrySize: 64,
+  shoff: 0x28,
+  shentsize: 0x3a,
+  shnum: 0x3c,
+  shstrndx: 0x3e,
+  name: 0,
+  type: 4,
+  offset: 0x18,
+  size: 0x20,
+  link: 0x28,
+};
 
 interface SectionHeader {
   name: number;
@@ -62,13 +86,16 @@ export function* elfSections(size: number, ident: Uint8Array): Reader<Uint8Array
   const little = data === ELFDATA2LSB;
   const layout: Layout = wide ? LAYOUT64 : LAYOUT32;
   if (size < layout.headerSize) {
-    throw new ManifestError('truncated', `the ${wide ? 64 : 32}-bit ELF header (${layout.headerSize} bytes) runs past the end of the file (${size} bytes)`, {
-      offset: 0,
-    });
+    throw new ManifestError(
+      'truncated',
+      `the ${wide ? 64 : 32}-bit ELF header (${layout.headerSize} bytes) runs past the end of the file (${size} bytes)`,
+      {
+        offset: 0,
+      },
+    );
   }
   const header = new DataView(...viewArgs(yield* read(0, layout.headerSize)));
-  const word = (view: DataView, at: number): number =>
-    wide ? Number(view.getBigUint64(at, little)) : view.getUint32(at, little);
+  const word = (view: DataView, at: number): number => (wide ? Number(view.getBigUint64(at, little)) : view.getUint32(at, little));
 
   const shoff = word(header, layout.shoff);
   const shentsize = header.getUint16(layout.shentsize, little);
@@ -78,9 +105,13 @@ export function* elfSections(size: number, ident: Uint8Array): Reader<Uint8Array
     throw new ManifestError('no-manifest', 'the ELF file has no section header table, so no .berm.abi section', { offset: layout.shoff });
   }
   if (shentsize < layout.entrySize) {
-    throw new ManifestError('bad-module', `ELF section headers of ${shentsize} bytes are shorter than the ${layout.entrySize} a header needs`, {
-      offset: layout.shentsize,
-    });
+    throw new ManifestError(
+      'bad-module',
+      `ELF section headers of ${shentsize} bytes are shorter than the ${layout.entrySize} a header needs`,
+      {
+        offset: layout.shentsize,
+      },
+    );
   }
 
   const entryAt = function* (index: number): Reader<SectionHeader> {
@@ -118,7 +149,9 @@ export function* elfSections(size: number, ident: Uint8Array): Reader<Uint8Array
     );
   }
   if (shstrndx === 0) {
-    throw new ManifestError('no-manifest', 'the ELF file has no section name string table, so no .berm.abi section', { offset: layout.shstrndx });
+    throw new ManifestError('no-manifest', 'the ELF file has no section name string table, so no .berm.abi section', {
+      offset: layout.shstrndx,
+    });
   }
   if (shstrndx >= shnum) {
     throw new ManifestError('bad-module', `the ELF section name table index ${shstrndx} is not below the section count ${shnum}`, {

@@ -21,7 +21,9 @@ export function* manifestStream(size: number): Reader<Uint8Array> {
   let parts: Uint8Array[];
   if (startsWith(head, WASM_MAGIC)) {
     if (size < 8) {
-      throw new ManifestError('truncated', `the WebAssembly header (8 bytes) runs past the end of the image (${size} bytes)`, { offset: 0 });
+      throw new ManifestError('truncated', `the WebAssembly header (8 bytes) runs past the end of the image (${size} bytes)`, {
+        offset: 0,
+      });
     }
     checkWasmVersion(head);
     parts = yield* wasmSections(size);
@@ -54,7 +56,9 @@ function checkWasmVersion(head: Uint8Array): void {
     );
   }
   if (layer !== 0 || version !== 1) {
-    throw new ManifestError('not-an-image', `WebAssembly binary version ${version} (layer ${layer}) is not a core module of version 1`, { offset: 4 });
+    throw new ManifestError('not-an-image', `WebAssembly binary version ${version} (layer ${layer}) is not a core module of version 1`, {
+      offset: 4,
+    });
   }
 }
 

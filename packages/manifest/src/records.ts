@@ -37,11 +37,17 @@ export function parseRecords(stream: Uint8Array): StreamRecord[] {
     const start = pos;
     if (stream[start] === 0xef && stream[start + 1] === 0xbb && stream[start + 2] === 0xbf) {
       // Said plainly: the parser's own message would quote an invisible character.
-      throw badRecord(start, `a UTF-8 byte order mark (EF BB BF) at byte ${start} of the ${SECTION_NAME} stream: only JSON whitespace and NUL may come between records`);
+      throw badRecord(
+        start,
+        `a UTF-8 byte order mark (EF BB BF) at byte ${start} of the ${SECTION_NAME} stream: only JSON whitespace and NUL may come between records`,
+      );
     }
     const end = valueEnd(stream, start);
     if (end < 0) {
-      throw badRecord(start, `the record at byte ${start} of the ${SECTION_NAME} stream is not closed before the stream ends (byte ${stream.length})`);
+      throw badRecord(
+        start,
+        `the record at byte ${start} of the ${SECTION_NAME} stream is not closed before the stream ends (byte ${stream.length})`,
+      );
     }
     records.push({ offset: start, value: parseValue(stream, start, end) });
     pos = end;
@@ -76,7 +82,10 @@ export function mergeRecords(stream: Uint8Array): unknown {
       // Caught here rather than by validation, which could only point at /events/N of the merge,
       // not at the record in the section.
       if (typeof record.event !== 'object' || record.event === null || Array.isArray(record.event)) {
-        throw badRecord(offset, `the event record at byte ${offset} of the ${SECTION_NAME} stream holds ${describe(record.event)}, not an event object`);
+        throw badRecord(
+          offset,
+          `the event record at byte ${offset} of the ${SECTION_NAME} stream holds ${describe(record.event)}, not an event object`,
+        );
       }
       events.push(record.event);
     } else {
@@ -87,7 +96,10 @@ export function mergeRecords(stream: Uint8Array): unknown {
     }
   }
   if (!program) {
-    throw badRecord(0, `the ${SECTION_NAME} stream (${stream.length} bytes from byte 0) holds no program record (an object with "abi_version")`);
+    throw badRecord(
+      0,
+      `the ${SECTION_NAME} stream (${stream.length} bytes from byte 0) holds no program record (an object with "abi_version")`,
+    );
   }
   const merged: Record<string, unknown> = { ...program.value };
   const own = program.value.events;

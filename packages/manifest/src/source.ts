@@ -19,9 +19,13 @@ export type Reader<T> = Generator<ReadRequest, T, Uint8Array>;
 export function* read(offset: number, length: number): Reader<Uint8Array> {
   const bytes: Uint8Array = yield { offset, length };
   if (bytes.length < length) {
-    throw new ManifestError('truncated', `the image ends at byte ${offset + bytes.length}, inside ${length} bytes read from byte ${offset}`, {
-      offset: offset + bytes.length,
-    });
+    throw new ManifestError(
+      'truncated',
+      `the image ends at byte ${offset + bytes.length}, inside ${length} bytes read from byte ${offset}`,
+      {
+        offset: offset + bytes.length,
+      },
+    );
   }
   return bytes;
 }

@@ -54,7 +54,9 @@ function checkDepth(value: unknown): void {
       const tokens: string[] = [];
       for (let n: Node | undefined = node; n?.key !== undefined; n = n.parent) tokens.push(escapePointer(n.key));
       const path = tokens.length ? `/${tokens.reverse().join('/')}` : '';
-      throw new ManifestError('invalid-manifest', `invalid manifest at ${path}: nested deeper than ${MAX_DEPTH} levels (or circular)`, { path });
+      throw new ManifestError('invalid-manifest', `invalid manifest at ${path}: nested deeper than ${MAX_DEPTH} levels (or circular)`, {
+        path,
+      });
     }
     for (const [key, child] of Object.entries(node.value)) {
       if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: node.depth + 1, parent: node, key });
@@ -100,7 +102,11 @@ function checkUnique(list: Json[] | undefined, member: 'tools' | 'events', what:
     const first = seen.get(name);
     if (first !== undefined) {
       const path = `/${member}/${index}/name`;
-      throw new ManifestError('invalid-manifest', `invalid manifest at ${path}: ${what} name "${name}" is already used by /${member}/${first}`, { path });
+      throw new ManifestError(
+        'invalid-manifest',
+        `invalid manifest at ${path}: ${what} name "${name}" is already used by /${member}/${first}`,
+        { path },
+      );
     }
     seen.set(name, index);
   });

@@ -10,7 +10,22 @@ import { peekU32 } from './leb128.js';
  * module and iterate with `moduleSections`.
  */
 
-const SECTION_NAMES = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'data count', 'tag'];
+const SECTION_NAMES = [
+  'custom',
+  'type',
+  'import',
+  'function',
+  'table',
+  'memory',
+  'global',
+  'export',
+  'start',
+  'element',
+  'code',
+  'data',
+  'data count',
+  'tag',
+];
 
 /** One id byte and at most five bytes of LEB128 size: what a reader must fetch to frame a section. */
 export const MAX_SECTION_HEADER = 6;
@@ -40,7 +55,9 @@ export function sectionFrame(bytes: Uint8Array, start: number, size: number, ori
   const id = bytes[at]!;
   const length = peekU32(bytes, at + 1, Math.min(bytes.length, size - origin));
   if (length === 'incomplete') {
-    throw new ManifestError('truncated', `section header at byte ${start} runs past the end of the image (${size} bytes)`, { offset: start });
+    throw new ManifestError('truncated', `section header at byte ${start} runs past the end of the image (${size} bytes)`, {
+      offset: start,
+    });
   }
   if (length === 'overlong') {
     throw new ManifestError('bad-module', `section at byte ${start} has a size that is not a LEB128 u32`, { offset: start });
@@ -97,7 +114,9 @@ export function customSectionName(bytes: Uint8Array, section: SectionFrame, orig
   const at = section.bodyStart - origin;
   const nameLength = peekU32(bytes, at, Math.min(bytes.length, section.bodyEnd - origin));
   if (typeof nameLength === 'string') {
-    throw new ManifestError('bad-module', `custom section at byte ${section.start} has no readable name length`, { offset: section.bodyStart });
+    throw new ManifestError('bad-module', `custom section at byte ${section.start} has no readable name length`, {
+      offset: section.bodyStart,
+    });
   }
   const nameStart = origin + nameLength.next;
   const nameEnd = nameStart + nameLength.value;

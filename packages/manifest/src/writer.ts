@@ -24,9 +24,12 @@ export function customSection(name: string, payload: Uint8Array): Uint8Array {
   const out = new Uint8Array(1 + size.length + bodyLen);
   let p = 0;
   out[p++] = 0;
-  out.set(size, p); p += size.length;
-  out.set(nameLen, p); p += nameLen.length;
-  out.set(nameBytes, p); p += nameBytes.length;
+  out.set(size, p);
+  p += size.length;
+  out.set(nameLen, p);
+  p += nameLen.length;
+  out.set(nameBytes, p);
+  p += nameBytes.length;
   out.set(payload, p);
   return out;
 }
@@ -60,7 +63,10 @@ export function writeManifestSection(
   const total = kept.reduce((n, part) => n + part.length, 0);
   const out = new Uint8Array(total);
   let p = 0;
-  for (const part of kept) { out.set(part, p); p += part.length; }
+  for (const part of kept) {
+    out.set(part, p);
+    p += part.length;
+  }
   return out;
 }
 

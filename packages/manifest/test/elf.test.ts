@@ -49,12 +49,18 @@ describe.each(variants)('ELF $bits-bit $endian endian', ({ bits, endian }) => {
 
   it('no-manifest: no .berm.abi section, or no section header table', () => {
     const { bytes, layout } = buildElf({ bits, endian, sections: [sections[0]!, sections[2]!] });
-    expectCode(manifestError(() => Manifest.fromImage(bytes)), 'no-manifest');
+    expectCode(
+      manifestError(() => Manifest.fromImage(bytes)),
+      'no-manifest',
+    );
     const withTable = buildElf({ bits, endian, sections }).bytes;
     const view = new DataView(withTable.buffer);
     if (bits === 64) view.setBigUint64(layout.shoff, 0n, little);
     else view.setUint32(layout.shoff, 0, little);
-    expectCode(manifestError(() => Manifest.fromImage(withTable)), 'no-manifest');
+    expectCode(
+      manifestError(() => Manifest.fromImage(withTable)),
+      'no-manifest',
+    );
   });
 
   it('reads extended section numbering (counts kept in section 0)', () => {
@@ -92,8 +98,14 @@ describe.each(variants)('ELF $bits-bit $endian endian', ({ bits, endian }) => {
     expectCode(cut, 'truncated');
     expect(cut.offset).toBe(layout.tableOffset);
 
-    expectCode(manifestError(() => Manifest.fromImage(bytes.subarray(0, 20))), 'truncated');
-    expectCode(manifestError(() => Manifest.fromImage(bytes.subarray(0, 10))), 'truncated');
+    expectCode(
+      manifestError(() => Manifest.fromImage(bytes.subarray(0, 20))),
+      'truncated',
+    );
+    expectCode(
+      manifestError(() => Manifest.fromImage(bytes.subarray(0, 10))),
+      'truncated',
+    );
   });
 
   it('bad-module: impossible header values', () => {
@@ -103,9 +115,18 @@ describe.each(variants)('ELF $bits-bit $endian endian', ({ bits, endian }) => {
       edit(new DataView(copy.buffer), copy);
       return manifestError(() => Manifest.fromImage(copy));
     };
-    expectCode(corrupt((_, c) => (c[4] = 3)), 'bad-module');
-    expectCode(corrupt((_, c) => (c[5] = 0)), 'bad-module');
-    expectCode(corrupt((v) => v.setUint16(layout.shentsize, 8, little)), 'bad-module');
+    expectCode(
+      corrupt((_, c) => (c[4] = 3)),
+      'bad-module',
+    );
+    expectCode(
+      corrupt((_, c) => (c[5] = 0)),
+      'bad-module',
+    );
+    expectCode(
+      corrupt((v) => v.setUint16(layout.shentsize, 8, little)),
+      'bad-module',
+    );
     const strndx = corrupt((v) => v.setUint16(layout.shstrndx, 200, little));
     expectCode(strndx, 'bad-module');
     expect(strndx.message).toContain('200');

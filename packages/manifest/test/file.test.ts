@@ -92,7 +92,14 @@ describe('readManifestFile', () => {
   it.each([32, 64] as const)('reads %i-bit ELF files in both byte orders', async (bits) => {
     for (const endian of ['little', 'big'] as const) {
       const stream = encoder.encode('{"abi_version":1,"usage":"elf"}\0\0{"event":{"name":"e","fields":true}}');
-      const { bytes } = buildElf({ bits, endian, sections: [{ name: '.text', data: new Uint8Array(100) }, { name: '.berm.abi', data: stream }] });
+      const { bytes } = buildElf({
+        bits,
+        endian,
+        sections: [
+          { name: '.text', data: new Uint8Array(100) },
+          { name: '.berm.abi', data: stream },
+        ],
+      });
       const manifest = await readManifestFile(await file(bytes));
       expect(manifest.data.usage).toBe('elf');
       expect(manifest.events.map((e) => e.name)).toEqual(['e']);
@@ -141,7 +148,15 @@ describe('readManifestFile', () => {
       expect(actual).toEqual(expected);
       codes.push((actual as { code: string }).code);
     }
-    expect(codes).toEqual(['not-an-image', 'not-an-image', 'component-not-supported', 'truncated', 'no-manifest', 'bad-record', 'invalid-manifest']);
+    expect(codes).toEqual([
+      'not-an-image',
+      'not-an-image',
+      'component-not-supported',
+      'truncated',
+      'no-manifest',
+      'bad-record',
+      'invalid-manifest',
+    ]);
   });
 
   it('lets filesystem errors through with their Node code', async () => {

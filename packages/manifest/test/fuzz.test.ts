@@ -10,7 +10,15 @@ import { buildImage, sampleManifest } from '../../../test/helpers/wat.js';
 import { concat, encoder, withSection } from './support.js';
 import { seededRandom as prng } from '../../../test/helpers/random.js';
 
-const CODES: readonly ManifestErrorCode[] = ['not-an-image', 'component-not-supported', 'truncated', 'no-manifest', 'bad-record', 'invalid-manifest', 'bad-module'];
+const CODES: readonly ManifestErrorCode[] = [
+  'not-an-image',
+  'component-not-supported',
+  'truncated',
+  'no-manifest',
+  'bad-record',
+  'invalid-manifest',
+  'bad-module',
+];
 
 type Outcome = { ok: true; data: unknown } | { ok: false; code: string; offset?: number; path?: string; message: string };
 
@@ -116,7 +124,14 @@ describe('mutated images', () => {
       (['little', 'big'] as const).map((endian) => ({
         bits,
         little: endian === 'little',
-        ...buildElf({ bits, endian, sections: [{ name: '.text', data: new Uint8Array(24) }, { name: '.berm.abi', data: stream }] }),
+        ...buildElf({
+          bits,
+          endian,
+          sections: [
+            { name: '.text', data: new Uint8Array(24) },
+            { name: '.berm.abi', data: stream },
+          ],
+        }),
       })),
     );
 
@@ -149,7 +164,12 @@ describe('mutated images', () => {
       const word = bits === 64 ? 8 : 4;
       const entry = (i: number) => layout.tableOffset + i * layout.entrySize;
       const targets: [number, 1 | 2 | 4 | 8][] = [
-        [4, 1], [5, 1], [fields.shoff, word], [fields.shentsize, 2], [fields.shnum, 2], [fields.shstrndx, 2],
+        [4, 1],
+        [5, 1],
+        [fields.shoff, word],
+        [fields.shentsize, 2],
+        [fields.shnum, 2],
+        [fields.shstrndx, 2],
       ];
       for (let i = 0; i < 4; i++) {
         targets.push([entry(i), 4], [entry(i) + 4, 4]);
@@ -157,7 +177,22 @@ describe('mutated images', () => {
         targets.push([entry(i) + (bits === 64 ? 0x28 : 0x18), 4]);
       }
       for (const [at, width] of targets) {
-        for (const value of [0, 1, 2, 3, 8, 0xff, 0xffff, 0xff00, 0xffff_ffff, bytes.length, bytes.length - 1, layout.tableOffset, int(0x1_0000_0000), 2 ** 53]) {
+        for (const value of [
+          0,
+          1,
+          2,
+          3,
+          8,
+          0xff,
+          0xffff,
+          0xff00,
+          0xffff_ffff,
+          bytes.length,
+          bytes.length - 1,
+          layout.tableOffset,
+          int(0x1_0000_0000),
+          2 ** 53,
+        ]) {
           cases.push(setUint(bytes, at, width, value, little));
         }
       }

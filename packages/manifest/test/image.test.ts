@@ -165,7 +165,10 @@ describe('framing errors in wasm images', () => {
       expect(error.offset).toBe(module.length);
       expect(error.message).toContain(`byte ${module.length}`);
     }
-    expectCode(manifestError(() => Manifest.fromImage(image.subarray(0, 6))), 'truncated');
+    expectCode(
+      manifestError(() => Manifest.fromImage(image.subarray(0, 6))),
+      'truncated',
+    );
   });
 
   it('truncated: a section size inflated past the end of the file', async () => {

@@ -39,7 +39,11 @@ describe('readU32', () => {
   });
 
   it('bad-module: a fifth byte above 0x0f, whether it sets bits past 32 or continues to a sixth byte', () => {
-    for (const encoded of [bytes(0xff, 0xff, 0xff, 0xff, 0x1f), bytes(0x80, 0x80, 0x80, 0x80, 0x80, 0x00), bytes(0xff, 0xff, 0xff, 0xff, 0xff, 0x01)]) {
+    for (const encoded of [
+      bytes(0xff, 0xff, 0xff, 0xff, 0x1f),
+      bytes(0x80, 0x80, 0x80, 0x80, 0x80, 0x00),
+      bytes(0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
+    ]) {
       const framed = Uint8Array.from([0x01, 0x02, 0x03, ...encoded]);
       const error = manifestError(() => readU32(framed, 3));
       expectCode(error, 'bad-module');
@@ -123,6 +127,9 @@ describe('readU64', () => {
     const error = manifestError(() => readU64(bytes(0xff, 0xff, 0xff, 0xff, 0xff, 0xff), 0));
     expectCode(error, 'truncated');
     expect(error.offset).toBe(0);
-    expectCode(manifestError(() => readU64(bytes(0x80, 0x80, 0x01), 0, 2)), 'truncated');
+    expectCode(
+      manifestError(() => readU64(bytes(0x80, 0x80, 0x01), 0, 2)),
+      'truncated',
+    );
   });
 });

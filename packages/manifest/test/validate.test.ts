@@ -50,7 +50,17 @@ describe('validation and defaults', () => {
   it('keeps the known members first and members it does not know after them', () => {
     const m = Manifest.fromJSON({ future: { x: 1 }, tools: [tool({ hint: 'h' })], abi_version: 1 });
     expect(Object.keys(m.data)).toEqual([
-      'abi_version', 'version', 'description', 'homepage', 'repository', 'readme', 'usage', 'tools', 'events', 'deps', 'future',
+      'abi_version',
+      'version',
+      'description',
+      'homepage',
+      'repository',
+      'readme',
+      'usage',
+      'tools',
+      'events',
+      'deps',
+      'future',
     ]);
     expect(m.tools[0]).toEqual({ name: 'echo', description: '', arguments: { type: 'object' }, hint: 'h' });
   });
@@ -165,7 +175,9 @@ describe('validation and defaults', () => {
   });
 
   it('invalid-manifest from an image carries the same path', async () => {
-    const image = await buildImage('(module)', ['{"abi_version":1,"tools":[{"name":"ok","arguments":true},{"name":"bad name","arguments":true}]}']);
+    const image = await buildImage('(module)', [
+      '{"abi_version":1,"tools":[{"name":"ok","arguments":true},{"name":"bad name","arguments":true}]}',
+    ]);
     const error = manifestError(() => Manifest.fromImage(image));
     expectCode(error, 'invalid-manifest');
     expect(error.path).toBe('/tools/1/name');

@@ -24,10 +24,35 @@ async function compiledAtRunTime(): Promise<Check> {
 
 /** Values that break the manifest or the schemas inside it in the ways the meta-schema checks. */
 const ODD: unknown[] = [
-  null, 0, -1, 1.5, '', 'x', '9bad', true, false, [], [1, 1], ['a', 'a'], {}, { type: 'nope' }, { type: ['string', 'string'] },
-  { minimum: 'one' }, { required: ['a', 'a'] }, { $ref: 5 }, { $defs: { A: 3 } }, { properties: { a: 'b' } },
-  { items: [true] }, { enum: [] }, { $anchor: '1bad' }, { $id: 'a#b' }, { minLength: -1 }, { allOf: [] },
-  { dependentRequired: { a: [1] } }, { $dynamicAnchor: 'x' }, { unevaluatedProperties: 1 },
+  null,
+  0,
+  -1,
+  1.5,
+  '',
+  'x',
+  '9bad',
+  true,
+  false,
+  [],
+  [1, 1],
+  ['a', 'a'],
+  {},
+  { type: 'nope' },
+  { type: ['string', 'string'] },
+  { minimum: 'one' },
+  { required: ['a', 'a'] },
+  { $ref: 5 },
+  { $defs: { A: 3 } },
+  { properties: { a: 'b' } },
+  { items: [true] },
+  { enum: [] },
+  { $anchor: '1bad' },
+  { $id: 'a#b' },
+  { minLength: -1 },
+  { allOf: [] },
+  { dependentRequired: { a: [1] } },
+  { $dynamicAnchor: 'x' },
+  { unevaluatedProperties: 1 },
 ];
 
 /** Replaces one randomly chosen node of `doc` (which it mutates) by an odd value, or deletes it. */
@@ -59,9 +84,20 @@ describe('the generated manifest validator', () => {
       ...sampleManifest(),
       tools: [
         { name: 'echo', arguments: { type: 'object', properties: { s: { type: 'string', minLength: 1 } }, required: ['s'] } },
-        { name: 'sum', arguments: { type: 'object', $defs: { N: { type: 'number' } }, properties: { xs: { type: 'array', items: { $ref: '#/$defs/N' } } } }, returns: { $ref: '#/$defs/N', $defs: { N: { type: 'number' } } }, query: true },
+        {
+          name: 'sum',
+          arguments: {
+            type: 'object',
+            $defs: { N: { type: 'number' } },
+            properties: { xs: { type: 'array', items: { $ref: '#/$defs/N' } } },
+          },
+          returns: { $ref: '#/$defs/N', $defs: { N: { type: 'number' } } },
+          query: true,
+        },
       ],
-      events: [{ name: 'seen', fields: { type: 'object', additionalProperties: false, properties: { at: { type: 'integer', minimum: 0 } } } }],
+      events: [
+        { name: 'seen', fields: { type: 'object', additionalProperties: false, properties: { at: { type: 'integer', minimum: 0 } } } },
+      ],
       deps: { programs: ['p'], syscalls: { net: ['a.example'] }, secrets: ['k'] },
     };
     let rejected = 0;

@@ -34,7 +34,10 @@ describe('moduleSections', () => {
     expect(at).toBe(bytes.length);
     // The custom sections' payloads, as V8 itself finds them.
     const compiled = new WebAssembly.Module(bytes);
-    for (const [index, name] of [[7, 'first'], [8, 'second']] as const) {
+    for (const [index, name] of [
+      [7, 'first'],
+      [8, 'second'],
+    ] as const) {
       const frame = frames[index]!;
       const { nameStart, nameEnd } = customSectionName(bytes, frame);
       expect(new TextDecoder().decode(bytes.subarray(nameStart, nameEnd))).toBe(name);
@@ -79,7 +82,10 @@ describe('moduleSections', () => {
   });
 
   it('bad-module: a section size that is not a LEB128 u32', () => {
-    for (const size of [[0x80, 0x80, 0x80, 0x80, 0x10], [0x80, 0x80, 0x80, 0x80, 0x80, 0x01]]) {
+    for (const size of [
+      [0x80, 0x80, 0x80, 0x80, 0x10],
+      [0x80, 0x80, 0x80, 0x80, 0x80, 0x01],
+    ]) {
       const error = manifestError(() => all(module(Uint8Array.of(0, ...size, 0, 0, 0))));
       expectCode(error, 'bad-module');
       expect(error.offset).toBe(8);
@@ -90,7 +96,10 @@ describe('moduleSections', () => {
     const bytes = module(Uint8Array.of(5, 0x03, 0x01, 0x00, 0x01), Uint8Array.of(7, 0x7f));
     const iterator = moduleSections(bytes);
     expect(iterator.next().value).toEqual({ id: 5, start: 8, bodyStart: 10, bodyEnd: 13 });
-    expectCode(manifestError(() => iterator.next()), 'truncated');
+    expectCode(
+      manifestError(() => iterator.next()),
+      'truncated',
+    );
   });
 });
 
@@ -122,7 +131,10 @@ describe('customSectionName', () => {
     expect(customSectionName(bytes, frame!)).toEqual({ nameStart: 11, nameEnd: 20 });
     expect(new TextDecoder().decode(bytes.subarray(20, frame!.bodyEnd))).toBe('{"a":1}');
     // From a window of the body's first bytes, with the module's offsets.
-    expect(customSectionName(bytes.slice(frame!.bodyStart, frame!.bodyStart + 5), frame!, frame!.bodyStart)).toEqual({ nameStart: 11, nameEnd: 20 });
+    expect(customSectionName(bytes.slice(frame!.bodyStart, frame!.bodyStart + 5), frame!, frame!.bodyStart)).toEqual({
+      nameStart: 11,
+      nameEnd: 20,
+    });
   });
 
   it('bad-module: an empty custom section has no name length to read', () => {

@@ -40,5 +40,8 @@ export {
   DEPLOY_QUERY_SCHEMA,
   unknownParameterMessage,
   repeatedParameterMessage,
-  type DeployOptions, type DeployRequest, type ParsedQuery } from './deploy-query.js';
+  type DeployOptions,
+  type DeployRequest,
+  type ParsedQuery,
+} from './deploy-query.js';
 export { HOST_CALL, ABI_HOST_CALLS, SYSCALL, HTTP_SYSCALLS, ALLOC_EXPORT, TOOL_EXPORT_PREFIX, toolExport } from './abi.js';

@@ -25,7 +25,13 @@ function refusal(query: ParsedQuery): ApiError {
 
 describe('the deploy query', () => {
   it('decodes what the client encodes', () => {
-    const search = encodeDeployQuery({ force: true, timeout: 1500, maxMemory: '16M', maxResultSize: 4096, grants: ['secret=a', 'berm.http.fetch=api.example.com'] });
+    const search = encodeDeployQuery({
+      force: true,
+      timeout: 1500,
+      maxMemory: '16M',
+      maxResultSize: 4096,
+      grants: ['secret=a', 'berm.http.fetch=api.example.com'],
+    });
     expect(search.startsWith('?')).toBe(true);
     expect(decodeDeployQuery(parsed(search))).toEqual({
       force: true,
@@ -40,17 +46,30 @@ describe('the deploy query', () => {
   it('reads force as true or false', () => {
     for (const yes of ['', 'true', '1']) expect(decodeDeployQuery({ force: yes }).force).toBe(true);
     for (const no of ['false', '0']) expect(decodeDeployQuery({ force: no }).force).toBe(false);
-    expect(refusal({ force: 'maybe' })).toMatchObject({ code: 'bad-request', status: 400, message: 'query parameter force=maybe: expected true or false' });
+    expect(refusal({ force: 'maybe' })).toMatchObject({
+      code: 'bad-request',
+      status: 400,
+      message: 'query parameter force=maybe: expected true or false',
+    });
   });
 
   it('refuses an unknown parameter, so a misspelt grant never deploys with everything granted', () => {
-    expect(refusal(parsed('grnt=secret%3Da'))).toMatchObject({ code: 'bad-request', message: expect.stringContaining('unknown query parameter grnt') });
+    expect(refusal(parsed('grnt=secret%3Da'))).toMatchObject({
+      code: 'bad-request',
+      message: expect.stringContaining('unknown query parameter grnt'),
+    });
   });
 
   it('refuses a parameter given twice, and limits outside the grammar or below their bounds', () => {
-    expect(refusal(parsed('timeout=1s&timeout=2s'))).toMatchObject({ code: 'bad-request', message: 'query parameter timeout is given 2 times; give it once' });
+    expect(refusal(parsed('timeout=1s&timeout=2s'))).toMatchObject({
+      code: 'bad-request',
+      message: 'query parameter timeout is given 2 times; give it once',
+    });
     expect(refusal({ timeout: 'soon' })).toMatchObject({ code: 'bad-limit', details: { parameter: 'timeout' } });
-    expect(refusal({ max_memory: '1K' })).toMatchObject({ code: 'bad-limit', message: 'max_memory 1024: must be at least 64K (one wasm page)' });
+    expect(refusal({ max_memory: '1K' })).toMatchObject({
+      code: 'bad-limit',
+      message: 'max_memory 1024: must be at least 64K (one wasm page)',
+    });
     expect(refusal({ max_result_size: '0' })).toMatchObject({ code: 'bad-limit', details: { parameter: 'max_result_size' } });
   });
 });

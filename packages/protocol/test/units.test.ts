@@ -1,7 +1,16 @@
 // The one grammar of sizes and durations: every spelling the daemon's flags, the deploy query and the
 // breaks window took before they shared it still reads the same, and what is printed reads back.
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, describeDuration, formatDuration, formatSize, parseDuration, parseSize, readDurationLimit, readSizeLimit } from '../dist/units.js';
+import {
+  DAY_MS,
+  describeDuration,
+  formatDuration,
+  formatSize,
+  parseDuration,
+  parseSize,
+  readDurationLimit,
+  readSizeLimit,
+} from '../dist/units.js';
 
 describe('durations', () => {
   it('reads every spelling the time limits took (ms, s, m; a bare number is seconds; decimals; a space)', () => {
@@ -31,7 +40,8 @@ describe('durations', () => {
   });
 
   it('refuses what is not a duration', () => {
-    for (const bad of ['', 'soon', 'thirty days', '-1d', '1y', '1e3', '10 S', '1h30m', 'ms']) expect(parseDuration(bad), bad).toBeUndefined();
+    for (const bad of ['', 'soon', 'thirty days', '-1d', '1y', '1e3', '10 S', '1h30m', 'ms'])
+      expect(parseDuration(bad), bad).toBeUndefined();
   });
 
   it('bounds a time limit at 1 ms, with a message naming what was given', () => {
@@ -44,7 +54,12 @@ describe('durations', () => {
     for (const ms of [1, 500, 1500, 10_000, 120_000, 90_000, 3600_000, 12 * 3600_000, DAY_MS, 14 * DAY_MS, 36 * 3600_000]) {
       expect(parseDuration(formatDuration(ms)), formatDuration(ms)).toBe(ms);
     }
-    expect([formatDuration(500), formatDuration(10_000), formatDuration(120_000), formatDuration(1500)]).toEqual(['500ms', '10s', '2m', '1500ms']);
+    expect([formatDuration(500), formatDuration(10_000), formatDuration(120_000), formatDuration(1500)]).toEqual([
+      '500ms',
+      '10s',
+      '2m',
+      '1500ms',
+    ]);
   });
 
   it('describes durations in words, with the largest unit that divides them', () => {

@@ -5,7 +5,8 @@ import { BermdError } from '../errors.js';
 /** A framework error (bad body, bad framing) as the control API answers it. */
 export function apiErrorOf(error: FastifyError): BermdError {
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new BermdError('unsupported-media-type', error.message);
-  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return new BermdError('bad-request', error.message);
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)
+    return new BermdError('bad-request', error.message);
   return new BermdError('internal', 'bermd failed to answer this request; its log says why');
 }
 

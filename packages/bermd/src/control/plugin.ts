@@ -31,29 +31,39 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     if (error.validation !== undefined) {
       const failed =
         error.validationContext === 'params'
-          ? new BermdError('bad-name', badHarnessNameMessage((request.params as NameParams).name), { name: (request.params as NameParams).name })
+          ? new BermdError('bad-name', badHarnessNameMessage((request.params as NameParams).name), {
+              name: (request.params as NameParams).name,
+            })
           : queryError(error.validation, request.query as ParsedQuery);
       return replyWithError(failed, request, reply);
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       const declared = Number(request.headers['content-length']);
       if (!(declared > DRAIN_LIMIT)) drainRejectedBody(request, reply, DRAIN_LIMIT);
-      const tooLarge = new BermdError('image-too-large', `the image is larger than this bermd accepts (${maxImageSize} bytes; see --max-image-size)`, {
-        limit: maxImageSize,
-      });
+      const tooLarge = new BermdError(
+        'image-too-large',
+        `the image is larger than this bermd accepts (${maxImageSize} bytes; see --max-image-size)`,
+        {
+          limit: maxImageSize,
+        },
+      );
       return replyWithError(tooLarge, request, reply);
     }
     return replyWithError(apiErrorOf(error), request, reply);
   });
 
-  app.put<{ Params: NameParams; Querystring: ParsedQuery }>('/harnesses/:name', { schema: DEPLOY_SCHEMA, bodyLimit: maxImageSize }, async (request, reply) => {
-    const body = request.body;
-    const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-    // Limits and grants travel as query parameters beside force, so a deploy stays one request whose body is the image.
-    const { force, bindings } = readDeployQuery(request.query);
-    const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, bindings });
-    return reply.code(replaced ? 200 : 201).send(result);
-  });
+  app.put<{ Params: NameParams; Querystring: ParsedQuery }>(
+    '/harnesses/:name',
+    { schema: DEPLOY_SCHEMA, bodyLimit: maxImageSize },
+    async (request, reply) => {
+      const body = request.body;
+      const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
+      // Limits and grants travel as query parameters beside force, so a deploy stays one request whose body is the image.
+      const { force, bindings } = readDeployQuery(request.query);
+      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, bindings });
+      return reply.code(replaced ? 200 : 201).send(result);
+    },
+  );
 
   app.get('/harnesses', async () => registry.list());
 

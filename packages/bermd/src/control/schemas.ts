@@ -15,7 +15,8 @@ const Ajv: AjvClass = (Ajv2020Module as unknown as { default?: AjvClass }).defau
 
 const ajv = new Ajv({ coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false });
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema }) => ajv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema }) =>
+  ajv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
 
 const NAME_PARAMS = {
   type: 'object',

@@ -7,7 +7,16 @@
 import type { Manifest } from '@berm/manifest';
 import type { GrantSet, LimitBindings, Limits } from '@berm/protocol';
 import { BermdError } from '../errors.js';
-import { checkLimits, declaredGrants, effectiveGrants, effectiveLimits, grantsFromSpecs, hostPatternProblems, type Bindings, type GrantSpec } from './bindings.js';
+import {
+  checkLimits,
+  declaredGrants,
+  effectiveGrants,
+  effectiveLimits,
+  grantsFromSpecs,
+  hostPatternProblems,
+  type Bindings,
+  type GrantSpec,
+} from './bindings.js';
 import { checkImage, type CheckPolicy } from './checks.js';
 
 /** What `DeployHooks.prepare` sees: an image that passed every deploy check. */
@@ -50,11 +59,18 @@ function refuseBadHostPatterns(manifest: Manifest): void {
   const problems = hostPatternProblems(manifest);
   if (problems.length === 0) return;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
-  throw new BermdError('bad-host-pattern', `the image declares a host that is not a host pattern: ${problems[0]!.message}${more}`, { problems });
+  throw new BermdError('bad-host-pattern', `the image declares a host that is not a host pattern: ${problems[0]!.message}${more}`, {
+    problems,
+  });
 }
 
 /** Checks `bytes` with the bindings asked for; throws the `BermdError` that refuses it. */
-export async function admit(bytes: Uint8Array, request: AdmissionRequest, policy: AdmissionPolicy, mode: 'deploy' | 'restore'): Promise<Admitted> {
+export async function admit(
+  bytes: Uint8Array,
+  request: AdmissionRequest,
+  policy: AdmissionPolicy,
+  mode: 'deploy' | 'restore',
+): Promise<Admitted> {
   if (mode === 'deploy') checkLimits(request.limits, policy.bounds);
   const bindings: Bindings = {};
   if (request.limits.timeout_ms !== undefined) bindings.timeout_ms = request.limits.timeout_ms;

@@ -17,7 +17,18 @@
  * - `none` — nothing at all (alone).
  */
 import type { Manifest } from '@berm/manifest';
-import { ABI_HOST_CALLS, ApiError, decodeDeployQuery, HTTP_SYSCALLS as HTTP_SYSCALL_NAMES, type Bindings, type GrantSet, type DeployRequest, type LimitBindings, type Limits, type ParsedQuery } from '@berm/protocol';
+import {
+  ABI_HOST_CALLS,
+  ApiError,
+  decodeDeployQuery,
+  HTTP_SYSCALLS as HTTP_SYSCALL_NAMES,
+  type Bindings,
+  type GrantSet,
+  type DeployRequest,
+  type LimitBindings,
+  type Limits,
+  type ParsedQuery,
+} from '@berm/protocol';
 import { covers, parseHostPattern, parseHostPatterns } from '../egress/index.js';
 import { BermdError } from '../errors.js';
 
@@ -105,7 +116,8 @@ export function parseBindingQuery(query: ParsedQuery): BindingRequest {
 /** Refuses (422 `limit-above-daemon`) a harness limit above the daemon's. */
 export function checkLimits(request: LimitBindings, bounds: Limits): void {
   const over: string[] = [];
-  if (request.timeout_ms !== undefined && request.timeout_ms > bounds.timeout_ms) over.push(`timeout ${request.timeout_ms} ms is above the daemon's ${bounds.timeout_ms} ms (--call-timeout)`);
+  if (request.timeout_ms !== undefined && request.timeout_ms > bounds.timeout_ms)
+    over.push(`timeout ${request.timeout_ms} ms is above the daemon's ${bounds.timeout_ms} ms (--call-timeout)`);
   if (request.max_memory_bytes !== undefined && request.max_memory_bytes > bounds.max_memory_bytes) {
     over.push(`max_memory ${request.max_memory_bytes} bytes is above the daemon's ${bounds.max_memory_bytes} (--max-memory)`);
   }
@@ -113,7 +125,9 @@ export function checkLimits(request: LimitBindings, bounds: Limits): void {
     over.push(`max_result_size ${request.max_result_bytes} bytes is above the daemon's ${bounds.max_result_bytes} (--max-result-size)`);
   }
   if (over.length > 0) {
-    throw new BermdError('limit-above-daemon', `a harness's limits may only be lower than the daemon's: ${over.join('; ')}`, { limits: over });
+    throw new BermdError('limit-above-daemon', `a harness's limits may only be lower than the daemon's: ${over.join('; ')}`, {
+      limits: over,
+    });
   }
 }
 
@@ -153,7 +167,8 @@ export function hostPatternProblems(manifest: Manifest): Array<{ code: 'bad-host
   const problems: Array<{ code: 'bad-host-pattern'; message: string; syscall: string }> = [];
   for (const [syscall, hosts] of Object.entries(manifest.data.deps.syscalls)) {
     if (!HTTP_SYSCALLS.has(syscall)) continue;
-    for (const message of parseHostPatterns(hosts).problems) problems.push({ code: 'bad-host-pattern', message: `${syscall}: ${message}`, syscall });
+    for (const message of parseHostPatterns(hosts).problems)
+      problems.push({ code: 'bad-host-pattern', message: `${syscall}: ${message}`, syscall });
   }
   return problems;
 }
@@ -193,8 +208,13 @@ export function grantsFromSpecs(specs: readonly GrantSpec[], manifest: Manifest)
       case 'syscall':
         for (const syscall of spec.syscalls) {
           const hosts = declared.syscalls[syscall];
-          if (hosts === undefined) problems.push({ grant: spec.text, message: `syscall ${syscall} is not declared in the image's deps.syscalls` });
-          else addUnique((out.syscalls[syscall] ??= []), hosts.map((h) => normaliseHost(syscall, h)));
+          if (hosts === undefined)
+            problems.push({ grant: spec.text, message: `syscall ${syscall} is not declared in the image's deps.syscalls` });
+          else
+            addUnique(
+              (out.syscalls[syscall] ??= []),
+              hosts.map((h) => normaliseHost(syscall, h)),
+            );
         }
         break;
       case 'hosts': {
@@ -206,7 +226,11 @@ export function grantsFromSpecs(specs: readonly GrantSpec[], manifest: Manifest)
         const granted = (out.syscalls[spec.syscall] ??= []);
         for (const host of spec.hosts) {
           if (coveredBy(spec.syscall, host, hosts)) addUnique(granted, [normaliseHost(spec.syscall, host)]);
-          else problems.push({ grant: spec.text, message: `host ${host} is not declared under ${spec.syscall} (declared: ${hosts.join(', ') || 'none'})` });
+          else
+            problems.push({
+              grant: spec.text,
+              message: `host ${host} is not declared under ${spec.syscall} (declared: ${hosts.join(', ') || 'none'})`,
+            });
         }
         break;
       }
@@ -220,7 +244,9 @@ export function grantsFromSpecs(specs: readonly GrantSpec[], manifest: Manifest)
   }
   if (problems.length > 0) {
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
-    throw new BermdError('grant-not-declared', `a grant may only narrow what the image declares: ${problems[0]!.message}${more}`, { problems });
+    throw new BermdError('grant-not-declared', `a grant may only narrow what the image declares: ${problems[0]!.message}${more}`, {
+      problems,
+    });
   }
   return out;
 }

@@ -99,22 +99,29 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
   try {
     signatures = readSignatures(bytes);
   } catch (e) {
-    if (e instanceof SignatureReadError) return [{ code: 'unsupported-module', message: `the module uses a form bermd cannot check: ${e.message}` }];
+    if (e instanceof SignatureReadError)
+      return [{ code: 'unsupported-module', message: `the module uses a form bermd cannot check: ${e.message}` }];
     throw e;
   }
   const problems: Problem[] = [];
   const exports = new Map(signatures.exports.map((x) => [x.name, x]));
 
   const memory = exports.get('memory');
-  if (memory === undefined) problems.push({ code: 'missing-memory', message: 'the image does not export its memory as "memory"', export: 'memory' });
-  else if (memory.kind !== 'memory') problems.push({ code: 'missing-memory', message: `the export "memory" is a ${memory.kind}, not a memory`, export: 'memory' });
+  if (memory === undefined)
+    problems.push({ code: 'missing-memory', message: 'the image does not export its memory as "memory"', export: 'memory' });
+  else if (memory.kind !== 'memory')
+    problems.push({ code: 'missing-memory', message: `the export "memory" is a ${memory.kind}, not a memory`, export: 'memory' });
 
   const exportedFunction = (name: string, want: FuncType, missing: BermdErrorCode, what: string): void => {
     const x = exports.get(name);
     if (x === undefined) {
       problems.push({ code: missing, message: `the image does not export ${name}, ${what}`, export: name });
     } else if (x.kind !== 'function' || x.type === undefined) {
-      problems.push({ code: 'bad-export-signature', message: `the export ${name} is a ${x.kind}, not a function ${formatType(want)}`, export: name });
+      problems.push({
+        code: 'bad-export-signature',
+        message: `the export ${name} is a ${x.kind}, not a function ${formatType(want)}`,
+        export: name,
+      });
     } else if (!sameType(x.type, want)) {
       problems.push({
         code: 'bad-export-signature',
@@ -133,9 +140,17 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
     const dotted = `${imp.module}.${imp.field}`;
     const isDeclared = Object.hasOwn(declared, dotted);
     if (imp.kind !== 'function') {
-      problems.push({ code: 'undeclared-import', message: `the image imports a ${imp.kind} ${dotted}; a host provides only host calls (functions)`, import: dotted });
+      problems.push({
+        code: 'undeclared-import',
+        message: `the image imports a ${imp.kind} ${dotted}; a host provides only host calls (functions)`,
+        import: dotted,
+      });
     } else if (!ABI_HOST_CALLS.has(dotted) && !isDeclared) {
-      problems.push({ code: 'undeclared-import', message: `the image imports ${dotted}, which is neither an ABI host call nor declared in deps.syscalls`, import: dotted });
+      problems.push({
+        code: 'undeclared-import',
+        message: `the image imports ${dotted}, which is neither an ABI host call nor declared in deps.syscalls`,
+        import: dotted,
+      });
     } else if (!sameType(imp.type!, HOST_CALL)) {
       problems.push({
         code: 'bad-import-signature',
@@ -146,7 +161,11 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
   }
   for (const syscall of Object.keys(declared)) {
     if (!ABI_HOST_CALLS.has(syscall) && !policy.servedSyscalls.has(syscall)) {
-      problems.push({ code: 'unserved-syscall', message: `the image declares syscall ${syscall}, which this bermd does not serve`, syscall });
+      problems.push({
+        code: 'unserved-syscall',
+        message: `the image declares syscall ${syscall}, which this bermd does not serve`,
+        syscall,
+      });
     }
   }
   return problems;

@@ -125,7 +125,10 @@ export class DirectoryStore implements HarnessStore {
     const fresh = meta.bindings?.[meta.digest];
     if (fresh !== undefined) {
       const current = await this.readMeta(name);
-      const first: HarnessMeta = current === null ? { ...meta, bindings: { [meta.digest]: fresh } } : { ...current, bindings: { ...onlyCurrent(current), [meta.digest]: fresh } };
+      const first: HarnessMeta =
+        current === null
+          ? { ...meta, bindings: { [meta.digest]: fresh } }
+          : { ...current, bindings: { ...onlyCurrent(current), [meta.digest]: fresh } };
       await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
       await this.syncDir();
     }

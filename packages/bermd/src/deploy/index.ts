@@ -1,4 +1,13 @@
-export { Registry, type Harness, type Use, type DeployHooks, type RegistryOptions, type DeployOptions, type SkippedHarness, type ChangeEvent } from './registry.js';
+export {
+  Registry,
+  type Harness,
+  type Use,
+  type DeployHooks,
+  type RegistryOptions,
+  type DeployOptions,
+  type SkippedHarness,
+  type ChangeEvent,
+} from './registry.js';
 export { admit, type CheckedHarness, type AdmissionPolicy, type AdmissionRequest, type Admitted } from './admission.js';
 export { checkImage, abiProblems, digestOf, type CheckPolicy, type CheckedImage, type Problem } from './checks.js';
 export { readSignatures, type FuncType, type ValType, type ImportEntry, type ExportEntry } from './wasm-signatures.js';
@@ -18,6 +27,19 @@ export {
   type GrantSpec,
   type LimitBindings,
 } from './bindings.js';
-export { gateBreaks, usedWithin, breaksCallersError, usageOf, parseWindow, describeWindow, emptyUsage, DEFAULT_BREAKS_WINDOW_MS, type GatedBreak, type GateResult, type HarnessUsage, type UsageRecord } from './gate.js';
+export {
+  gateBreaks,
+  usedWithin,
+  breaksCallersError,
+  usageOf,
+  parseWindow,
+  describeWindow,
+  emptyUsage,
+  DEFAULT_BREAKS_WINDOW_MS,
+  type GatedBreak,
+  type GateResult,
+  type HarnessUsage,
+  type UsageRecord,
+} from './gate.js';
 export type { HarnessStore, HarnessMeta, StoredHarness } from './store.js';
 export { DirectoryStore } from './directory-store.js';

@@ -11,7 +11,15 @@ import { DEFAULT_LIMITS } from '../limits.js';
 import { admit, type AdmissionPolicy, type CheckedHarness } from './admission.js';
 import { isDefaultBindings, type BindingRequest, type Bindings } from './bindings.js';
 import { DirectoryStore } from './directory-store.js';
-import { breaksCallersError, DEFAULT_BREAKS_WINDOW_MS, emptyUsage, gateBreaks, usageOf, type GatedBreak, type UsageRecord } from './gate.js';
+import {
+  breaksCallersError,
+  DEFAULT_BREAKS_WINDOW_MS,
+  emptyUsage,
+  gateBreaks,
+  usageOf,
+  type GatedBreak,
+  type UsageRecord,
+} from './gate.js';
 import type { HarnessMeta, HarnessStore } from './store.js';
 
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
@@ -133,8 +141,13 @@ export class Registry {
         if (stored === null) continue;
         const kept = stored.meta.bindings?.[stored.digest] ?? {};
         // The daemon's limits may have been lowered since the deploy: they bound every harness's.
-        const { harness: checked, bindings, clamped } = await admit(stored.bytes, { limits: kept, grants: kept.grants }, this.policy, 'restore');
-        if (clamped.length > 0) this.logger.warn({ harness: name, limits: clamped }, "the harness's own limits are above the daemon's now; the daemon's apply");
+        const {
+          harness: checked,
+          bindings,
+          clamped,
+        } = await admit(stored.bytes, { limits: kept, grants: kept.grants }, this.policy, 'restore');
+        if (clamped.length > 0)
+          this.logger.warn({ harness: name, limits: clamped }, "the harness's own limits are above the daemon's now; the daemon's apply");
         const prepared = await this.hooks.prepare?.(name, checked);
         this.hooks.commit?.(name, prepared);
         this.harnesses.set(name, {
@@ -149,7 +162,8 @@ export class Registry {
           limits: checked.limits,
           grants: checked.grants,
         });
-        if (stored.repaired) this.logger.warn({ harness: name, digest: checked.digest }, 'metadata did not match the stored image and was derived from it');
+        if (stored.repaired)
+          this.logger.warn({ harness: name, digest: checked.digest }, 'metadata did not match the stored image and was derived from it');
         this.logger.info({ harness: name, digest: checked.digest }, 'restored harness');
       } catch (e) {
         const code = e instanceof BermdError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'internal');
@@ -172,7 +186,8 @@ export class Registry {
       if (previous !== undefined) {
         const gate = gateBreaks(previous.manifest, checked.manifest, previous.used, this.now(), this.breaksWindowMs);
         if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
-        if (gate.refusing.length > 0) this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
+        if (gate.refusing.length > 0)
+          this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
         reported = gate.all;
       }
       const prepared = await this.hooks.prepare?.(name, checked);
@@ -282,11 +297,15 @@ export class Registry {
   private saveUse(name: string): Promise<void> {
     clearTimeout(this.unsavedUse.get(name));
     this.unsavedUse.delete(name);
-    return this.serialised(name, async () => {
-      const h = this.harnesses.get(name);
-      if (h === undefined) return;
-      await this.store.saveMeta(metaOf(h));
-    }, true).catch((e: unknown) => {
+    return this.serialised(
+      name,
+      async () => {
+        const h = this.harnesses.get(name);
+        if (h === undefined) return;
+        await this.store.saveMeta(metaOf(h));
+      },
+      true,
+    ).catch((e: unknown) => {
       this.logger.error({ harness: name, err: e }, 'could not write usage');
     });
   }
@@ -340,7 +359,10 @@ export class Registry {
     if (this.closing && !evenWhenClosing) return Promise.reject(new BermdError('shutting-down', 'bermd is shutting down'));
     const previous = this.queues.get(name) ?? Promise.resolve();
     const run = previous.then(op, op);
-    const settled = run.then(() => undefined, () => undefined);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
     this.queues.set(name, settled);
     void settled.then(() => {
       if (this.queues.get(name) === settled) this.queues.delete(name);

@@ -48,14 +48,24 @@ export class SignatureReadError extends Error {
 }
 
 const VALTYPES: Record<number, ValType> = {
-  0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64', 0x7b: 'v128', 0x70: 'funcref', 0x6f: 'externref',
+  0x7f: 'i32',
+  0x7e: 'i64',
+  0x7d: 'f32',
+  0x7c: 'f64',
+  0x7b: 'v128',
+  0x70: 'funcref',
+  0x6f: 'externref',
 };
 const KINDS: ExternKind[] = ['function', 'table', 'memory', 'global', 'tag'];
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 class Reader {
   pos: number;
-  constructor(readonly bytes: Uint8Array, pos: number, readonly end: number) {
+  constructor(
+    readonly bytes: Uint8Array,
+    pos: number,
+    readonly end: number,
+  ) {
     this.pos = pos;
   }
 
@@ -139,10 +149,17 @@ function walkSections(bytes: Uint8Array): ModuleSignatures {
           funcTypes.push(typeIndex);
           imports.push({ module, field, kind, type: typeAt(types, typeIndex, at) });
         } else {
-          if (kind === 'table') { r.byte(); r.limits(); }
-          else if (kind === 'memory') r.limits();
-          else if (kind === 'global') { r.valtype(); r.byte(); }
-          else { r.byte(); r.uleb(); }
+          if (kind === 'table') {
+            r.byte();
+            r.limits();
+          } else if (kind === 'memory') r.limits();
+          else if (kind === 'global') {
+            r.valtype();
+            r.byte();
+          } else {
+            r.byte();
+            r.uleb();
+          }
           imports.push({ module, field, kind });
         }
       }
@@ -180,6 +197,10 @@ export function formatType(t: FuncType): string {
 }
 
 export function sameType(a: FuncType, b: FuncType): boolean {
-  return a.params.length === b.params.length && a.results.length === b.results.length
-    && a.params.every((p, i) => p === b.params[i]) && a.results.every((q, i) => q === b.results[i]);
+  return (
+    a.params.length === b.params.length &&
+    a.results.length === b.results.length &&
+    a.params.every((p, i) => p === b.params[i]) &&
+    a.results.every((q, i) => q === b.results[i])
+  );
 }

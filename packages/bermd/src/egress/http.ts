@@ -122,7 +122,15 @@ export class HttpEgress {
       });
       const answer = await this.read(response, substituted);
       this.logger.debug(
-        { harness, entry: call.entry, syscall: name, method: request.method, host: url.host, status: answer.status, truncated: answer.truncated === true },
+        {
+          harness,
+          entry: call.entry,
+          syscall: name,
+          method: request.method,
+          host: url.host,
+          status: answer.status,
+          truncated: answer.truncated === true,
+        },
         'http request',
       );
       return { ok: answer };
@@ -155,18 +163,23 @@ export class HttpEgress {
     if (firstMatch(granted, url) === undefined) {
       const where = `${url.protocol}//${url.host}`;
       if (firstMatch(ctx.declaredHosts.get(name) ?? [], url) !== undefined) {
-        throw new Refusal(`${where} is declared by ${harness} under ${name}, but its operator has not granted it (granted: ${list(granted)})`);
+        throw new Refusal(
+          `${where} is declared by ${harness} under ${name}, but its operator has not granted it (granted: ${list(granted)})`,
+        );
       }
       throw new Refusal(`${where} is not declared by ${harness} under ${name} (declared: ${list(ctx.declaredHosts.get(name) ?? [])})`);
     }
 
     const substituted: Array<{ name: string; value: string }> = [];
     for (const secret of secretRefs(request.headers)) {
-      if (!ctx.declared.secrets.includes(secret)) throw new Refusal(`secret ${JSON.stringify(secret)} is not declared in deps.secrets of ${harness}`);
-      if (!ctx.granted.secrets.includes(secret)) throw new Refusal(`secret ${secret} is declared by ${harness}, but its operator has not granted it`);
+      if (!ctx.declared.secrets.includes(secret))
+        throw new Refusal(`secret ${JSON.stringify(secret)} is not declared in deps.secrets of ${harness}`);
+      if (!ctx.granted.secrets.includes(secret))
+        throw new Refusal(`secret ${secret} is declared by ${harness}, but its operator has not granted it`);
       const value = this.secrets.lookup(secret, call.entry);
       if (typeof value !== 'string') {
-        if (value.unavailable === 'out-of-scope') throw new Refusal(`secret ${secret} is not provided for calls that enter through ${call.entry}`);
+        if (value.unavailable === 'out-of-scope')
+          throw new Refusal(`secret ${secret} is not provided for calls that enter through ${call.entry}`);
         throw new Refusal(`secret ${secret} is not provided by this host's operator`);
       }
       substituted.push({ name: secret, value });

@@ -23,7 +23,18 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * Headers the host owns: the Host header must be the URL's (it is what the host checks ran on), and the
  * framing and connection headers are the HTTP client's to write.
  */
-const HOST_OWNED = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'expect', 'content-length', 'trailer', 'http2-settings']);
+const HOST_OWNED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'expect',
+  'content-length',
+  'trailer',
+  'http2-settings',
+]);
 
 const MEMBERS = new Set(['method', 'url', 'headers', 'body', 'body_base64']);
 
@@ -44,7 +55,8 @@ export function parseGuestRequest(value: unknown, syscall: string): GuestRequest
     return `url ${JSON.stringify(value.url)} is not an absolute URL`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `url ${JSON.stringify(value.url)}: only http: and https: URLs are sent`;
-  if (url.username !== '' || url.password !== '') return `url ${JSON.stringify(value.url)} carries credentials; send them in a header, as {secret:NAME}`;
+  if (url.username !== '' || url.password !== '')
+    return `url ${JSON.stringify(value.url)} carries credentials; send them in a header, as {secret:NAME}`;
   url.hash = '';
 
   const headers: Array<[string, string]> = [];

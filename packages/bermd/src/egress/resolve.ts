@@ -26,7 +26,8 @@ export function parseResolve(text: string): ResolveEntry {
   const m = /^([^:[\]]+):(\d+):(.+)$/.exec(text.trim());
   if (m === null) throw new ResolveError(`--resolve ${text}: expected HOST:PORT:ADDRESS, e.g. api.example.com:443:127.0.0.1`);
   const pattern = parseHostPattern(m[1]!);
-  if (typeof pattern === 'string' || pattern.wildcard || pattern.port !== undefined) throw new ResolveError(`--resolve ${text}: ${m[1]} is not a host name`);
+  if (typeof pattern === 'string' || pattern.wildcard || pattern.port !== undefined)
+    throw new ResolveError(`--resolve ${text}: ${m[1]} is not a host name`);
   const port = Number(m[2]);
   if (port < 1 || port > 65535) throw new ResolveError(`--resolve ${text}: port ${m[2]} is not 1 to 65535`);
   let address = m[3]!;

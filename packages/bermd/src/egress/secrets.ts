@@ -67,7 +67,8 @@ export class Secrets {
     }
     const entries = new Map<string, Entry>();
     for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
-      if (!SECRET_NAME.test(name)) throw new SecretsFileError(`${where}: secret name ${JSON.stringify(name)} is not 1 to 128 letters, digits, '_', '.' or '-'`);
+      if (!SECRET_NAME.test(name))
+        throw new SecretsFileError(`${where}: secret name ${JSON.stringify(name)} is not 1 to 128 letters, digits, '_', '.' or '-'`);
       if (typeof item === 'string') {
         if (item === '') throw new SecretsFileError(`${where}: secret ${name} has an empty value`);
         entries.set(name, { value: item });
@@ -78,8 +79,10 @@ export class Secrets {
       }
       const { value: secret, harnesses, ...rest } = item as Record<string, unknown>;
       const extra = Object.keys(rest);
-      if (extra.length > 0) throw new SecretsFileError(`${where}: secret ${name} has unknown member ${JSON.stringify(extra[0])}; only value and harnesses`);
-      if (typeof secret !== 'string' || secret === '') throw new SecretsFileError(`${where}: secret ${name} needs a non-empty string value`);
+      if (extra.length > 0)
+        throw new SecretsFileError(`${where}: secret ${name} has unknown member ${JSON.stringify(extra[0])}; only value and harnesses`);
+      if (typeof secret !== 'string' || secret === '')
+        throw new SecretsFileError(`${where}: secret ${name} needs a non-empty string value`);
       let scope: Set<string> | undefined;
       if (harnesses !== undefined) {
         if (!Array.isArray(harnesses) || harnesses.some((h) => typeof h !== 'string' || !isHarnessName(h))) {

@@ -16,7 +16,13 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
-import { ErrorCode, McpError, RELATED_TASK_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  RELATED_TASK_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import { callTool, type McpCore, type SessionState } from './server.js';
 
 export type RequestId = string | number;
@@ -65,7 +71,8 @@ export function fastCallOf(body: unknown, headers: IncomingHttpHeaders): FastCal
   if (!isIdLike(id) || !isObject(params) || typeof params.name !== 'string') return undefined;
   for (const key in body) if (!REQUEST_MEMBERS.has(key)) return undefined;
   // Task-augmented calls and unusual shapes are the SDK's to answer (or refuse).
-  if (params.task !== undefined || (params.arguments !== undefined && !isObject(params.arguments)) || !isPlainMeta(params._meta)) return undefined;
+  if (params.task !== undefined || (params.arguments !== undefined && !isObject(params.arguments)) || !isPlainMeta(params._meta))
+    return undefined;
   const accept = headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (!isJsonContentType(headers['content-type'])) return undefined;
@@ -139,7 +146,11 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
   } catch (e) {
     const error = e instanceof McpError ? e : new McpError(ErrorCode.InternalError, e instanceof Error ? e.message : String(e));
     if (!(e instanceof McpError)) core.logger.error({ err: e, tool: call.name }, 'tools/call failed');
-    message = { jsonrpc: '2.0', id: call.id, error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) } };
+    message = {
+      jsonrpc: '2.0',
+      id: call.id,
+      error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+    };
   } finally {
     clearTimeout(waiting);
     session.calls.delete(call.id);

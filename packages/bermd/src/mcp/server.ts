@@ -88,7 +88,13 @@ export interface CallChannel {
  * name up, runs the tool, records what it reached, and answers the tool result. An unknown name is a
  * protocol error (`McpError`, invalid params).
  */
-export async function callTool(core: McpCore, state: SessionState, name: string, args: unknown, channel: CallChannel): Promise<CallToolResult> {
+export async function callTool(
+  core: McpCore,
+  state: SessionState,
+  name: string,
+  args: unknown,
+  channel: CallChannel,
+): Promise<CallToolResult> {
   const tool = core.catalog.lookup(name);
   if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
@@ -104,7 +110,8 @@ export async function callTool(core: McpCore, state: SessionState, name: string,
       core.broadcastEvent(message, state);
     },
   });
-  if ('error' in outcome && outcome.error.code === 'cancelled') core.logger.info({ harness: tool.harness, tool: tool.tool }, 'call cancelled by its caller');
+  if ('error' in outcome && outcome.error.code === 'cancelled')
+    core.logger.info({ harness: tool.harness, tool: tool.tool }, 'call cancelled by its caller');
   for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
   for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
   return toolResult(tool, outcome);

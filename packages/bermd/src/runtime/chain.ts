@@ -7,7 +7,18 @@
 import { createRequire } from 'node:module';
 import type { TransferListItem } from 'node:worker_threads';
 import type { CallError } from './errors.js';
-import { AbiViolation, encodeText, isPlainObject, memorySize, pack, parseJson, readGuest, unpack, writeGuest, type GuestPort } from './guest-memory.js';
+import {
+  AbiViolation,
+  encodeText,
+  isPlainObject,
+  memorySize,
+  pack,
+  parseJson,
+  readGuest,
+  unpack,
+  writeGuest,
+  type GuestPort,
+} from './guest-memory.js';
 import type { CallChain, ChainProgram, HostCall, HostCallContext, HostEnvelope, WorkerMessageBody } from './host-call.js';
 import { HOST_CALLS } from './host-calls.js';
 import { violation, type Check } from './schema-issues.js';
@@ -77,7 +88,12 @@ export class Chain implements CallChain {
   private readonly programs: Map<string, LoadedProgram>;
   private readonly send: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
 
-  constructor(callId: number, programs: ProgramPayload[], limits: TaskLimits, send: (message: WorkerMessage, transfer?: TransferListItem[]) => void) {
+  constructor(
+    callId: number,
+    programs: ProgramPayload[],
+    limits: TaskLimits,
+    send: (message: WorkerMessage, transfer?: TransferListItem[]) => void,
+  ) {
     this.callId = callId;
     this.limits = limits;
     this.send = send;
@@ -118,7 +134,8 @@ export class Chain implements CallChain {
     for (const imp of program.facts.imports) {
       const dotted = `${imp.module}.${imp.name}`;
       const serve = imp.kind === 'function' ? HOST_CALLS.get(dotted) : undefined;
-      if (serve === undefined) return failure('bad-module', `${program.name} imports ${imp.kind} ${dotted}, which this runtime does not serve`);
+      if (serve === undefined)
+        return failure('bad-module', `${program.name} imports ${imp.kind} ${dotted}, which this runtime does not serve`);
       const ctx: HostCallContext = { chain: this, program, tool, depth };
       (imports[imp.module] ??= {})[imp.name] = (ptr: number, len: number): bigint => {
         if (port === undefined) throw new AbiViolation(`${dotted} was called before the instance was ready (from a start function)`);
@@ -153,7 +170,8 @@ export class Chain implements CallChain {
     const { ptr, len } = unpack(packed);
     if (len > max) return failure('result-too-large', `${label} returned ${len} bytes, above the limit of ${max}`);
     const bytes = readGuest(port, ptr, len);
-    if (bytes === undefined) return failure('bad-result', `${label} returned bytes ${ptr}..${ptr + len}, outside its ${memorySize(port)}-byte memory`);
+    if (bytes === undefined)
+      return failure('bad-result', `${label} returned bytes ${ptr}..${ptr + len}, outside its ${memorySize(port)}-byte memory`);
     let value: unknown;
     try {
       value = parseJson(bytes);

@@ -56,7 +56,8 @@ export interface Entry {
 }
 
 export function positiveInteger(name: string, value: number, min: number): number {
-  if (!Number.isSafeInteger(value) || value < min) throw new RunnerError('bad-option', `${name} must be an integer of at least ${min}, not ${value}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new RunnerError('bad-option', `${name} must be an integer of at least ${min}, not ${value}`);
   return value;
 }
 
@@ -69,7 +70,8 @@ export function prepareHarness(harness: HarnessInput): PreparedHarness {
   const { module, manifest } = harness;
   const exported = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
   for (const tool of manifest.tools) {
-    if (!exported.has(toolExport(tool.name))) throw new RunnerError('bad-harness', `tool "${tool.name}" has no export ${toolExport(tool.name)}`, tool.name);
+    if (!exported.has(toolExport(tool.name)))
+      throw new RunnerError('bad-harness', `tool "${tool.name}" has no export ${toolExport(tool.name)}`, tool.name);
   }
   const imported = new Set(WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}`));
   return new PreparedHarness(harness, compileValidators(manifest), imported.has(HOST_CALL.call), imported.has(HOST_CALL.emit));

@@ -13,7 +13,18 @@ import type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
 import { ASYNC_HOST_CALLS, forwardedHostCall } from './http-fetch.js';
 
 /** Log levels a guest may use: MCP's (RFC 5424 names) and the two aliases Rust and JS loggers write. */
-export const LOG_LEVELS: ReadonlySet<string> = new Set(['trace', 'debug', 'info', 'notice', 'warn', 'warning', 'error', 'critical', 'alert', 'emergency']);
+export const LOG_LEVELS: ReadonlySet<string> = new Set([
+  'trace',
+  'debug',
+  'info',
+  'notice',
+  'warn',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+]);
 
 const refused = (message: string): HostEnvelope => ({ refused: message });
 

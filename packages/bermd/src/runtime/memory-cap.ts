@@ -82,8 +82,14 @@ function rewriteMemorySection(bytes: Uint8Array, start: number, end: number, cap
   for (let index = 0; index < count.value; index++) {
     if (pos >= end) throw new RunnerError('bad-module', `memory ${index} runs past the end of the memory section`);
     const flags = bytes[pos++]!;
-    if (flags & FLAG_MEMORY64) throw new RunnerError('bad-module', `memory ${index} is a 64-bit memory, which the runtime does not run`, `memory ${index}`);
-    if (flags & ~(FLAG_HAS_MAX | FLAG_SHARED)) throw new RunnerError('bad-module', `memory ${index} has limit flags 0x${flags.toString(16)}, which the runtime does not know`, `memory ${index}`);
+    if (flags & FLAG_MEMORY64)
+      throw new RunnerError('bad-module', `memory ${index} is a 64-bit memory, which the runtime does not run`, `memory ${index}`);
+    if (flags & ~(FLAG_HAS_MAX | FLAG_SHARED))
+      throw new RunnerError(
+        'bad-module',
+        `memory ${index} has limit flags 0x${flags.toString(16)}, which the runtime does not know`,
+        `memory ${index}`,
+      );
     const min = readU32(bytes, pos, end);
     pos = min.next;
     let max: number | undefined;

@@ -141,7 +141,11 @@ export class ToolRunner {
     this.maxMemoryBytes = positiveInteger('maxMemoryBytes', options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES, 65536);
     this.maxResultBytes = positiveInteger('maxResultBytes', options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, 1);
     this.maxCallDepth = positiveInteger('maxCallDepth', options.maxCallDepth ?? DEFAULT_MAX_CALL_DEPTH, 0);
-    this.deployed = new DeployedSet({ callTimeoutMs: this.callTimeoutMs, maxResultBytes: this.maxResultBytes, maxCallDepth: this.maxCallDepth });
+    this.deployed = new DeployedSet({
+      callTimeoutMs: this.callTimeoutMs,
+      maxResultBytes: this.maxResultBytes,
+      maxCallDepth: this.maxCallDepth,
+    });
     this.log = options.log;
     this.onEvent = options.onEvent;
     this.hostServices = options.hostServices ?? new Map();
@@ -207,19 +211,24 @@ export class ToolRunner {
     const entry = this.deployed.get(harness);
     if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none };
     const check = entry.validators.tools.get(tool);
-    if (check === undefined) return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none };
+    if (check === undefined)
+      return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none };
     const value = args === undefined ? {} : args;
     let text: string;
     try {
       text = JSON.stringify(value);
     } catch (e) {
-      return { error: { code: 'invalid-arguments', message: `${harness}.${tool}: arguments are not JSON (${(e as Error).message})`, path: '' }, reached: none };
+      return {
+        error: { code: 'invalid-arguments', message: `${harness}.${tool}: arguments are not JSON (${(e as Error).message})`, path: '' },
+        reached: none,
+      };
     }
     const problem = violation(check, 'argument', value);
     if (problem !== undefined) {
       return { error: { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path }, reached: none };
     }
-    if (options.signal?.aborted) return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none };
+    if (options.signal?.aborted)
+      return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none };
 
     const callId = this.nextCallId++;
     const programs = this.deployed.programsFor(entry);
@@ -272,7 +281,8 @@ export class ToolRunner {
   }
 
   private failureOf(e: unknown, state: CallState, label: string): CallError {
-    if (state.timedOut) return { code: 'timeout', message: `${label} did not finish within ${state.entry.callTimeoutMs} ms and was stopped` };
+    if (state.timedOut)
+      return { code: 'timeout', message: `${label} did not finish within ${state.entry.callTimeoutMs} ms and was stopped` };
     if (state.cancelled) return { code: 'cancelled', message: `${label} was cancelled` };
     if (this.closed) return { code: 'closed', message: `the tool runner closed while ${label} was running` };
     const code = (e as { code?: unknown } | null)?.code;

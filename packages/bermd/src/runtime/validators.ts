@@ -18,7 +18,8 @@ type AjvClass = typeof Ajv2020Module.default;
 type AjvInstance = InstanceType<AjvClass>;
 const Ajv2020: AjvClass = (Ajv2020Module as unknown as { default?: AjvClass }).default ?? (Ajv2020Module as unknown as AjvClass);
 const standaloneCode: typeof standaloneModule.default =
-  (standaloneModule as unknown as { default?: typeof standaloneModule.default }).default ?? (standaloneModule as unknown as typeof standaloneModule.default);
+  (standaloneModule as unknown as { default?: typeof standaloneModule.default }).default ??
+  (standaloneModule as unknown as typeof standaloneModule.default);
 
 /**
  * Options shared by every ajv instance here. `strict: false` because schemas come from images and may
@@ -55,7 +56,11 @@ function checkSchema(schema: JsonSchema, where: string): void {
   if (!metaChecker.validateSchema(schema as object | boolean)) {
     const issue = metaChecker.errors?.[0];
     const at = issue?.instancePath ? ` at ${issue.instancePath}` : '';
-    throw new RunnerError('bad-schema', `${where} is not a valid JSON Schema${at}: ${issue?.message ?? 'rejected by the meta-schema'}`, where);
+    throw new RunnerError(
+      'bad-schema',
+      `${where} is not a valid JSON Schema${at}: ${issue?.message ?? 'rejected by the meta-schema'}`,
+      where,
+    );
   }
 }
 

@@ -26,7 +26,10 @@ export default class Breaks extends BaseCommand {
   ];
 
   static args = {
-    old: Args.string({ description: 'the image or manifest JSON callers use now, or with --url the name of a deployed harness', required: true }),
+    old: Args.string({
+      description: 'the image or manifest JSON callers use now, or with --url the name of a deployed harness',
+      required: true,
+    }),
     new: Args.string({ description: 'the image or manifest JSON that would replace it', required: true }),
   };
 
@@ -68,7 +71,11 @@ export default class Breaks extends BaseCommand {
         return await readImageOrManifest(old);
       } catch (e) {
         if (e instanceof CliError && e.code === 'file-not-found') {
-          throw new CliError(e.code, `${e.message} (to compare with the harness deployed as ${old}, give --url or set BERM_URL)`, e.details);
+          throw new CliError(
+            e.code,
+            `${e.message} (to compare with the harness deployed as ${old}, give --url or set BERM_URL)`,
+            e.details,
+          );
         }
         throw e;
       }
@@ -80,7 +87,12 @@ export default class Breaks extends BaseCommand {
       manifest = (await client.get(old)).manifest;
     } catch (e) {
       if (isBermClientError(e) && e.code === 'not-found') {
-        throw new CliError('harness-not-found', `'${old}' is neither a file nor a harness deployed at ${client.url}`, { file: old, name: old, url: client.url, status: e.status });
+        throw new CliError('harness-not-found', `'${old}' is neither a file nor a harness deployed at ${client.url}`, {
+          file: old,
+          name: old,
+          url: client.url,
+          status: e.status,
+        });
       }
       throw e;
     } finally {

@@ -82,7 +82,9 @@ export default class Deploy extends BaseCommand {
 export function renderDeploy(result: DeployResult, paint: Paint, now: Date = new Date()): string {
   const out: string[] = [];
   const what = result.replaced ? 'replaced' : 'deployed';
-  out.push(`${paint.green(what)} ${paint.bold(result.name)}${result.version ? ` ${result.version}` : ''} ${paint.dim(`(${shortDigest(result.digest)})`)}`);
+  out.push(
+    `${paint.green(what)} ${paint.bold(result.name)}${result.version ? ` ${result.version}` : ''} ${paint.dim(`(${shortDigest(result.digest)})`)}`,
+  );
   out.push(`  tools:  ${result.tools.length > 0 ? result.tools.join(', ') : paint.dim('none')}`);
   out.push(`  events: ${result.events.length > 0 ? result.events.join(', ') : paint.dim('none')}`);
   if (result.reported.length > 0) out.push(renderReported(result.reported, paint, now));

@@ -8,7 +8,7 @@ import type { Paint } from '../format/paint.js';
 export default class Ls extends BaseCommand {
   static summary = 'List the deployed harnesses.';
   static description =
-    'A table of the harnesses bermd holds: name, version, tools, digest, when deployed and when last used, the limits its calls run under (time/memory/result size) and what it is granted (syscalls with their hosts, secrets by name). With --json, the daemon\'s list as it answered it.';
+    "A table of the harnesses bermd holds: name, version, tools, digest, when deployed and when last used, the limits its calls run under (time/memory/result size) and what it is granted (syscalls with their hosts, secrets by name). With --json, the daemon's list as it answered it.";
   static examples = ['<%= config.bin %> ls', '<%= config.bin %> ls --json'];
 
   static flags = { ...daemonFlags };
@@ -43,7 +43,9 @@ export function limitsText(limits: HarnessLimits | undefined): string {
 /** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */
 export function grantsText(grants: GrantSet | undefined): string {
   if (grants === undefined) return '-';
-  const parts = Object.entries(grants.syscalls).map(([syscall, hosts]) => (hosts.length > 0 ? `${syscall}=${hosts.join(',')}` : `syscall=${syscall}`));
+  const parts = Object.entries(grants.syscalls).map(([syscall, hosts]) =>
+    hosts.length > 0 ? `${syscall}=${hosts.join(',')}` : `syscall=${syscall}`,
+  );
   if (grants.secrets.length > 0) parts.push(`secret=${grants.secrets.join(',')}`);
   return parts.length > 0 ? parts.join(' ') : '-';
 }

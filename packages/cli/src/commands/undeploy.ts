@@ -4,7 +4,8 @@ import { connect, daemonFlags } from '../daemon.js';
 
 export default class Undeploy extends BaseCommand {
   static summary = 'Remove a deployed harness.';
-  static description = 'Removes NAME from bermd: its tools leave the MCP endpoint and its image leaves the store. Exits 1 when no harness has that name.';
+  static description =
+    'Removes NAME from bermd: its tools leave the MCP endpoint and its image leaves the store. Exits 1 when no harness has that name.';
   static examples = ['<%= config.bin %> undeploy echo'];
 
   static args = {

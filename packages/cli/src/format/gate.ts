@@ -31,7 +31,9 @@ function indented(text: string): string {
 
 /** The breaks a deploy went through with; those it was forced past say so. */
 export function renderReported(reported: readonly GatedBreak[], paint: Paint, now: Date = new Date()): string {
-  return [paint.yellow('reported:'), indented(formatBreaksText(reported, paint, { note: (items) => lastUse(items, now, true) }))].join('\n');
+  return [paint.yellow('reported:'), indented(formatBreaksText(reported, paint, { note: (items) => lastUse(items, now, true) }))].join(
+    '\n',
+  );
 }
 
 /** The breaks a deploy was refused for, then the others it would only have reported. */
@@ -47,5 +49,7 @@ export function renderRefusal(error: BreaksCallersError, paint: Paint, now: Date
 
 /** Whether a daemon error body is a `breaks-callers` refusal this view can show. */
 export function isBreaksCallers(body: Record<string, unknown> | undefined): body is Record<string, unknown> & BreaksCallersError {
-  return body?.code === 'breaks-callers' && Array.isArray(body.breaks) && Array.isArray(body.reported) && typeof body.window_seconds === 'number';
+  return (
+    body?.code === 'breaks-callers' && Array.isArray(body.breaks) && Array.isArray(body.reported) && typeof body.window_seconds === 'number'
+  );
 }

@@ -71,9 +71,7 @@ function description(text: string, paint: Paint): string[] {
 function renderDeps(manifest: ManifestData, deployed: ReadonlySet<string> | undefined, paint: Paint): string[] {
   const deps = manifest.deps ?? { programs: [], syscalls: {}, secrets: [] };
   const rows: [string, string][] = [];
-  const programs = (deps.programs ?? []).map((p) =>
-    deployed && !deployed.has(p) ? `${p} ${paint.yellow('(not deployed)')}` : p,
-  );
+  const programs = (deps.programs ?? []).map((p) => (deployed && !deployed.has(p) ? `${p} ${paint.yellow('(not deployed)')}` : p));
   if (programs.length) rows.push(['programs', programs.join(', ')]);
   const syscalls = Object.entries(deps.syscalls ?? {});
   syscalls.forEach(([name, targets], i) => {

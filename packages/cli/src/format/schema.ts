@@ -28,8 +28,7 @@ interface Rendered {
   union: boolean;
 }
 
-const isObject = (value: unknown): value is SchemaObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is SchemaObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `schema` in one line; `root` is the document its `$ref`s point into (the schema itself by default). */
 export function renderSchema(schema: JsonSchema, root: JsonSchema = schema): string {

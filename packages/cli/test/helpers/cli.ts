@@ -28,7 +28,8 @@ export interface RunOptions {
 /** The environment with everything that decides colour or a daemon address taken out. */
 function neutralEnv(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['FORCE_COLOR', 'NO_COLOR', 'TF_BUILD', 'BERM_URL', 'CRAB_CONTENT_TYPE', 'BERM_CONTENT_TYPE', 'DEBUG', 'NODE_ENV']) delete env[name];
+  for (const name of ['FORCE_COLOR', 'NO_COLOR', 'TF_BUILD', 'BERM_URL', 'CRAB_CONTENT_TYPE', 'BERM_CONTENT_TYPE', 'DEBUG', 'NODE_ENV'])
+    delete env[name];
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) delete env[name];
     else env[name] = value;
@@ -91,6 +92,11 @@ export const FORECAST_TOOL: ToolSpec = {
   name: 'forecast',
   description: 'Forecasts the weather.',
   arguments: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 0 } }, required: ['city'] },
-  returns: { type: 'object', title: 'Forecast', properties: { high: { type: 'number' }, low: { type: 'number' } }, required: ['high', 'low'] },
+  returns: {
+    type: 'object',
+    title: 'Forecast',
+    properties: { high: { type: 'number' }, low: { type: 'number' } },
+    required: ['high', 'low'],
+  },
   query: true,
 };

@@ -63,7 +63,14 @@ export function compareArrays(walk: Walk, old: SchemaNode, next: SchemaNode, out
     );
   }
   if (wide.unique && !narrow.unique) {
-    out.add(finding(code, walk.reader ? 'now requires unique items (uniqueItems was unset, now true)' : 'may now repeat items (uniqueItems was true, now unset)'));
+    out.add(
+      finding(
+        code,
+        walk.reader
+          ? 'now requires unique items (uniqueItems was unset, now true)'
+          : 'may now repeat items (uniqueItems was true, now unset)',
+      ),
+    );
   }
   const prefixLength = Math.max(oldShape.prefix.length, nextShape.prefix.length);
   for (let i = 0; i < prefixLength; i++) {

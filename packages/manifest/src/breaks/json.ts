@@ -92,10 +92,7 @@ export function typeAllows(types: ReadonlySet<JsonType> | null, t: JsonType): bo
 }
 
 /** The values both sets allow, keeping `integer` where one side says `number`. */
-export function intersectTypes(
-  a: ReadonlySet<JsonType> | null,
-  b: ReadonlySet<JsonType> | null,
-): Set<JsonType> | null {
+export function intersectTypes(a: ReadonlySet<JsonType> | null, b: ReadonlySet<JsonType> | null): Set<JsonType> | null {
   if (a === null) return b === null ? null : new Set(b);
   if (b === null) return new Set(a);
   const out = new Set<JsonType>();

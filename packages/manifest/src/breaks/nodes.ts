@@ -170,9 +170,7 @@ export class SchemaGraph {
       return nullable ? this.nullableOf(only) : only;
     }
     const shared = withoutKeys(siblings, ['title']);
-    const branches = constrains(shared)
-      ? rest.map((b) => this.fromKeywords(mergeKeywords(shared, b.kw), root))
-      : rest;
+    const branches = constrains(shared) ? rest.map((b) => this.fromKeywords(mergeKeywords(shared, b.kw), root)) : rest;
     let types: Set<JsonType> | null = new Set(nullable ? ['null'] : []);
     for (const b of branches) {
       if (b.types === null) {

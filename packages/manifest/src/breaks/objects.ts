@@ -4,7 +4,7 @@ import type { SchemaNode } from './nodes.js';
 import { shown, type Walk } from './walk.js';
 
 function has(record: Record<string, unknown>, key: string): boolean {
-  return  Object.hasOwn(record, key);
+  return Object.hasOwn(record, key);
 }
 
 function propertiesOf(node: SchemaNode): Record<string, unknown> {
@@ -49,10 +49,16 @@ export function compareObjects(walk: Walk, old: SchemaNode, next: SchemaNode, ou
     const inOld = has(oldProps, name);
     const inNext = has(nextProps, name);
     if (walk.reader && nextRequired.includes(name) && !oldRequired.includes(name)) {
-      out.add(finding(walk.codes.required, inOld ? 'is now required (was optional)' : 'is now required (it is new)'), segment.property(name));
+      out.add(
+        finding(walk.codes.required, inOld ? 'is now required (was optional)' : 'is now required (it is new)'),
+        segment.property(name),
+      );
     }
     if (!walk.reader && oldRequired.includes(name) && !nextRequired.includes(name)) {
-      out.add(finding(walk.codes.required, inNext ? 'is now optional (was required)' : 'is gone (was always present)'), segment.property(name));
+      out.add(
+        finding(walk.codes.required, inNext ? 'is now optional (was required)' : 'is gone (was always present)'),
+        segment.property(name),
+      );
     }
     if (!inOld && !inNext) continue;
     const oldSchema = inOld ? oldProps[name] : unlistedSchema(old, name);
@@ -79,7 +85,13 @@ export function compareObjects(walk: Walk, old: SchemaNode, next: SchemaNode, ou
   if (walk.reader && oldRest !== false && nextRest === false) {
     const listed = Object.keys(nextProps);
     const only = listed.length > 0 ? `other than ${listed.map((n) => `\`${n}\``).join(', ')}` : 'at all';
-    out.add(finding('argument-no-longer-accepted', `no longer accepts properties ${only} (additionalProperties was ${shown(oldRest)}, now false)`), segment.closure);
+    out.add(
+      finding(
+        'argument-no-longer-accepted',
+        `no longer accepts properties ${only} (additionalProperties was ${shown(oldRest)}, now false)`,
+      ),
+      segment.closure,
+    );
   } else if (oldRest !== false && nextRest !== false && (isObject(oldRest) || isObject(nextRest))) {
     // Closed result objects are not compared: old callers tolerate added fields.
     out.addTree(segment.additional, walk.compare(walk.node(oldRest, old), walk.node(nextRest, next)));

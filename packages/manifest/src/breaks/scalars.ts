@@ -50,7 +50,12 @@ function compareListedValues(walk: Walk, old: SchemaNode, next: SchemaNode, out:
   // Enum values count as strings whatever their type: the code names the common case.
   if (unlisted.length > 0) {
     const values = valuesText(unlisted);
-    out.add(finding(walk.codes.strings, walk.reader ? `no longer accepts ${values} ${walk.sides(old, next)}` : `may now be ${values} ${walk.sides(old, next)}`));
+    out.add(
+      finding(
+        walk.codes.strings,
+        walk.reader ? `no longer accepts ${values} ${walk.sides(old, next)}` : `may now be ${values} ${walk.sides(old, next)}`,
+      ),
+    );
   }
   if (badStrings.length > 0) {
     const values = valuesText(badStrings);

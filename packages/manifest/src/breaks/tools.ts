@@ -80,7 +80,9 @@ function compareSchemas(graph: SchemaGraph, side: Side, scope: Scope, old: unkno
     return flatten(found, SHARED_REPEAT_BUDGET).map((f) => toBreak(scope, f));
   } catch (e) {
     if (!(e instanceof SchemaTooDeep)) throw e;
-    throw new ManifestError('invalid-manifest', `invalid manifest at ${scope.where} (old or next): ${e.message}, too deep to compare`, { path: scope.where });
+    throw new ManifestError('invalid-manifest', `invalid manifest at ${scope.where} (old or next): ${e.message}, too deep to compare`, {
+      path: scope.where,
+    });
   }
 }
 
@@ -92,7 +94,14 @@ function toolBreaks(graph: SchemaGraph, old: ToolSpec, index: number, next: Tool
   }
   const out: Break[] = [];
   if (old.query === true && next.query !== true) {
-    out.push(whole('tool-no-longer-query', owner, '/query', `tool \`${old.name}\` is no longer a query: it may now change state (query was true, now unset)`));
+    out.push(
+      whole(
+        'tool-no-longer-query',
+        owner,
+        '/query',
+        `tool \`${old.name}\` is no longer a query: it may now change state (query was true, now unset)`,
+      ),
+    );
   }
   out.push(...compareSchemas(graph, 'reader', toolScope(old.name, index, '/arguments'), old.arguments, next.arguments));
   out.push(...compareSchemas(graph, 'writer', toolScope(old.name, index, '/returns'), old.returns, next.returns));

@@ -84,8 +84,16 @@ export function pairBranches(old: readonly SchemaNode[], next: readonly SchemaNo
   const partner = new Map<SchemaNode, SchemaNode>();
   const taken = new Set<SchemaNode>();
   for (const keyOf of KEYS) {
-    const oldGroups = groupBy(old.filter((b) => !partner.has(b)), keyOf, graph);
-    const nextGroups = groupBy(next.filter((b) => !taken.has(b)), keyOf, graph);
+    const oldGroups = groupBy(
+      old.filter((b) => !partner.has(b)),
+      keyOf,
+      graph,
+    );
+    const nextGroups = groupBy(
+      next.filter((b) => !taken.has(b)),
+      keyOf,
+      graph,
+    );
     for (const [key, olds] of oldGroups) {
       const nexts = nextGroups.get(key);
       if (olds.length === 1 && nexts !== undefined && nexts.length === 1) {

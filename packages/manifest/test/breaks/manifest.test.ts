@@ -25,7 +25,11 @@ const forecastResult = {
     Day: {
       type: 'object',
       title: 'Day',
-      properties: { date: { type: 'string', format: 'date' }, high: { type: 'integer', format: 'int32' }, rain: { type: 'integer', format: 'uint8', minimum: 0 } },
+      properties: {
+        date: { type: 'string', format: 'date' },
+        high: { type: 'integer', format: 'int32' },
+        rain: { type: 'integer', format: 'uint8', minimum: 0 },
+      },
       required: ['date', 'high', 'rain'],
     },
   },
@@ -34,14 +38,22 @@ const forecastResult = {
 const alert: EventSpec = {
   name: 'alert',
   description: 'A weather alert was issued.',
-  fields: { type: 'object', title: 'Alert', properties: { level: { type: 'string', enum: ['yellow', 'red'] }, area: { type: 'string' } }, required: ['level', 'area'] },
+  fields: {
+    type: 'object',
+    title: 'Alert',
+    properties: { level: { type: 'string', enum: ['yellow', 'red'] }, area: { type: 'string' } },
+    required: ['level', 'area'],
+  },
 };
 
 function weather(): ManifestData {
   return manifest({
     tools: [
       tool('forecast', { arguments: forecastArgs, returns: forecastResult, query: true }),
-      tool('subscribe', { arguments: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, returns: { type: 'boolean' } }),
+      tool('subscribe', {
+        arguments: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        returns: { type: 'boolean' },
+      }),
     ],
     events: [alert],
   });
@@ -61,7 +73,11 @@ describe('breaks: tools and events', () => {
       ...next.tools[0],
       deprecated: true,
       arguments: { ...forecastArgs, properties: { ...forecastArgs.properties, hourly: { type: 'boolean' } } },
-      returns: { ...forecastResult, properties: { ...forecastResult.properties, source: { type: 'string' } }, required: [...forecastResult.required, 'source'] },
+      returns: {
+        ...forecastResult,
+        properties: { ...forecastResult.properties, source: { type: 'string' } },
+        required: [...forecastResult.required, 'source'],
+      },
     };
     expect(breaks(weather(), next)).toEqual([]);
   });
@@ -73,7 +89,10 @@ describe('breaks: tools and events', () => {
 
   it('a required argument added is newly required', () => {
     const next = weather();
-    next.tools[1] = { ...next.tools[1], arguments: { type: 'object', properties: { city: { type: 'string' }, token: { type: 'string' } }, required: ['city', 'token'] } };
+    next.tools[1] = {
+      ...next.tools[1],
+      arguments: { type: 'object', properties: { city: { type: 'string' }, token: { type: 'string' } }, required: ['city', 'token'] },
+    };
     const found = breaks(weather(), next);
     expect(found).toEqual([
       {
@@ -101,7 +120,12 @@ describe('breaks: tools and events', () => {
     const next = weather();
     next.tools[0] = { ...next.tools[0], query: false };
     expect(breaks(weather(), next)).toEqual([
-      { code: 'tool-no-longer-query', tool: 'forecast', path: '/query', message: 'tool `forecast` is no longer a query: it may now change state (query was true, now unset)' },
+      {
+        code: 'tool-no-longer-query',
+        tool: 'forecast',
+        path: '/query',
+        message: 'tool `forecast` is no longer a query: it may now change state (query was true, now unset)',
+      },
     ]);
   });
 
@@ -113,8 +137,17 @@ describe('breaks: tools and events', () => {
 
   it('event fields are read like results: an optional or removed field is no longer always present', () => {
     const optional: EventSpec = { ...alert, fields: { ...(alert.fields as object), required: ['level'] } };
-    const removed: EventSpec = { ...alert, fields: { type: 'object', title: 'Alert', properties: { level: { type: 'string', enum: ['yellow', 'red'] } }, required: ['level'] } };
-    const widened: EventSpec = { ...alert, fields: { ...(alert.fields as object), properties: { level: { type: 'string', enum: ['yellow', 'orange', 'red'] }, area: { type: 'string' } } } };
+    const removed: EventSpec = {
+      ...alert,
+      fields: { type: 'object', title: 'Alert', properties: { level: { type: 'string', enum: ['yellow', 'red'] } }, required: ['level'] },
+    };
+    const widened: EventSpec = {
+      ...alert,
+      fields: {
+        ...(alert.fields as object),
+        properties: { level: { type: 'string', enum: ['yellow', 'orange', 'red'] }, area: { type: 'string' } },
+      },
+    };
     expect(breaks(weather(), manifest({ ...weather(), events: [optional] }))).toEqual([
       {
         code: 'field-no-longer-always-present',
@@ -127,7 +160,11 @@ describe('breaks: tools and events', () => {
       ['field-no-longer-always-present', '/fields/properties/area', 'field `area` of event `alert` is gone (was always present)'],
     ]);
     expect(breaks(weather(), manifest({ ...weather(), events: [widened] })).map((b) => [b.code, b.path, b.message])).toEqual([
-      ['result-writes-more-strings', '/fields/properties/level', 'field `level` of event `alert` may now be "orange" (was one of "yellow", "red", now one of "yellow", "orange", "red")'],
+      [
+        'result-writes-more-strings',
+        '/fields/properties/level',
+        'field `level` of event `alert` may now be "orange" (was one of "yellow", "red", now one of "yellow", "orange", "red")',
+      ],
     ]);
   });
 
@@ -138,7 +175,12 @@ describe('breaks: tools and events', () => {
       returns: {
         allOf: [{ $ref: '#/definitions/Forecast' }],
         definitions: {
-          Forecast: { type: 'object', title: 'Forecast', properties: { city: { type: 'string' }, days: { type: 'array', items: { $ref: '#/definitions/Day' } } }, required: ['days', 'city'] },
+          Forecast: {
+            type: 'object',
+            title: 'Forecast',
+            properties: { city: { type: 'string' }, days: { type: 'array', items: { $ref: '#/definitions/Day' } } },
+            required: ['days', 'city'],
+          },
           Day: forecastResult.$defs.Day,
         },
       },
@@ -166,7 +208,13 @@ describe('breaks: order and stability', () => {
     };
     forecast.returns = {
       ...forecastResult,
-      $defs: { Day: { ...forecastResult.$defs.Day, properties: { ...forecastResult.$defs.Day.properties, rain: { type: 'integer', format: 'int16' } }, required: ['date', 'high'] } },
+      $defs: {
+        Day: {
+          ...forecastResult.$defs.Day,
+          properties: { ...forecastResult.$defs.Day.properties, rain: { type: 'integer', format: 'int16' } },
+          required: ['date', 'high'],
+        },
+      },
     };
     next.tools.find((t) => t.name === 'subscribe')!.returns = { type: ['boolean', 'null'] };
     return next;
@@ -180,7 +228,12 @@ describe('breaks: order and stability', () => {
       { code: 'argument-accepts-fewer-strings', tool: 'forecast', event: undefined, path: '/arguments/properties/units' },
       { code: 'argument-range-narrowed', tool: 'forecast', event: undefined, path: '/arguments/properties/days' },
       { code: 'argument-no-longer-accepted', tool: 'forecast', event: undefined, path: '/arguments/additionalProperties' },
-      { code: 'field-no-longer-always-present', tool: 'forecast', event: undefined, path: '/returns/properties/days/items/properties/rain' },
+      {
+        code: 'field-no-longer-always-present',
+        tool: 'forecast',
+        event: undefined,
+        path: '/returns/properties/days/items/properties/rain',
+      },
       { code: 'unsigned-became-signed', tool: 'forecast', event: undefined, path: '/returns/properties/days/items/properties/rain' },
       { code: 'result-range-widened', tool: 'forecast', event: undefined, path: '/returns/properties/days/items/properties/rain' },
       { code: 'type-changed', tool: 'subscribe', event: undefined, path: '/returns' },
@@ -200,7 +253,9 @@ describe('breaks: order and stability', () => {
     const found = breaks(weather(), changed());
     for (const b of found) expect(b.message).not.toMatch(/[\r\n]/);
     const byPlace = new Map(found.map((b) => [`${b.code} ${b.path}`, b.message]));
-    expect(byPlace.get('argument-range-narrowed /arguments/properties/days')).toBe('argument `days` of tool `forecast` accepts a smaller range: [1, 7] (was [0, 14])');
+    expect(byPlace.get('argument-range-narrowed /arguments/properties/days')).toBe(
+      'argument `days` of tool `forecast` accepts a smaller range: [1, 7] (was [0, 14])',
+    );
     expect(byPlace.get('unsigned-became-signed /returns/properties/days/items/properties/rain')).toBe(
       'result field `days[].rain` of tool `forecast` may now be negative (was [0, 255], now [-32768, 32767])',
     );
@@ -212,7 +267,9 @@ describe('breaks: order and stability', () => {
 
   it('names with line breaks still give one-line messages', () => {
     const old = manifest({ tools: [tool('t', { arguments: { type: 'object', properties: { 'a\nb': { type: 'string' } } } })] });
-    const next = manifest({ tools: [tool('t', { arguments: { type: 'object', properties: { 'a\nb': { type: 'string' } }, required: ['a\nb'] } })] });
+    const next = manifest({
+      tools: [tool('t', { arguments: { type: 'object', properties: { 'a\nb': { type: 'string' } }, required: ['a\nb'] } })],
+    });
     const [b] = breaks(old, next);
     expect(b.message).toBe('argument `a b` of tool `t` is now required (was optional)');
     expect(b.path).toBe('/arguments/properties/a\nb');
@@ -244,7 +301,14 @@ describe('breaks: the codes', () => {
   });
 
   it('each one is produced by some change, and nothing else is', () => {
-    const shape = (titles: string[]) => ({ oneOf: titles.map((title) => ({ type: 'object', title, properties: { [title.toLowerCase()]: { type: 'number' } }, required: [title.toLowerCase()] })) });
+    const shape = (titles: string[]) => ({
+      oneOf: titles.map((title) => ({
+        type: 'object',
+        title,
+        properties: { [title.toLowerCase()]: { type: 'number' } },
+        required: [title.toLowerCase()],
+      })),
+    });
     const old = manifest({
       tools: [
         tool('gone'),
@@ -252,13 +316,27 @@ describe('breaks: the codes', () => {
         tool('args', {
           arguments: {
             type: 'object',
-            properties: { a: { type: 'string' }, b: { type: 'number' }, c: { type: 'integer', maximum: 9 }, d: { type: 'string' }, e: shape(['A', 'B']), f: { type: 'array', items: { type: 'string' } } },
+            properties: {
+              a: { type: 'string' },
+              b: { type: 'number' },
+              c: { type: 'integer', maximum: 9 },
+              d: { type: 'string' },
+              e: shape(['A', 'B']),
+              f: { type: 'array', items: { type: 'string' } },
+            },
           },
         }),
         tool('results', {
           returns: {
             type: 'object',
-            properties: { a: { type: 'string' }, b: { type: 'integer', minimum: 0 }, c: { type: 'integer', maximum: 9 }, d: { type: 'string', maxLength: 4 }, e: shape(['A', 'B']), f: { type: 'array', items: { type: 'string' }, maxItems: 2 } },
+            properties: {
+              a: { type: 'string' },
+              b: { type: 'integer', minimum: 0 },
+              c: { type: 'integer', maximum: 9 },
+              d: { type: 'string', maxLength: 4 },
+              e: shape(['A', 'B']),
+              f: { type: 'array', items: { type: 'string' }, maxItems: 2 },
+            },
             required: ['a'],
           },
         }),
@@ -271,7 +349,14 @@ describe('breaks: the codes', () => {
         tool('args', {
           arguments: {
             type: 'object',
-            properties: { a: { type: 'string' }, b: { type: 'integer' }, c: { type: 'integer', maximum: 5 }, d: { type: 'string', pattern: '^x' }, e: shape(['A']), f: { type: 'array', items: { type: 'string' }, minItems: 1 } },
+            properties: {
+              a: { type: 'string' },
+              b: { type: 'integer' },
+              c: { type: 'integer', maximum: 5 },
+              d: { type: 'string', pattern: '^x' },
+              e: shape(['A']),
+              f: { type: 'array', items: { type: 'string' }, minItems: 1 },
+            },
             required: ['a'],
             additionalProperties: false,
           },
@@ -279,7 +364,14 @@ describe('breaks: the codes', () => {
         tool('results', {
           returns: {
             type: 'object',
-            properties: { a: { type: 'string' }, b: { type: 'integer' }, c: { type: 'integer', maximum: 99 }, d: { type: 'string' }, e: shape(['A', 'B', 'C']), f: { type: 'array', items: { type: 'string' }, maxItems: 2 } },
+            properties: {
+              a: { type: 'string' },
+              b: { type: 'integer' },
+              c: { type: 'integer', maximum: 99 },
+              d: { type: 'string' },
+              e: shape(['A', 'B', 'C']),
+              f: { type: 'array', items: { type: 'string' }, maxItems: 2 },
+            },
           },
         }),
       ],

@@ -4,7 +4,12 @@ import { manifest, places, tool } from './support.js';
 
 /** The breaks of `old` → `next` used as both the arguments and the result of tool `t`. */
 function both(old: JsonSchema, next: JsonSchema) {
-  return places(breaks(manifest({ tools: [tool('t', { arguments: old, returns: old })] }), manifest({ tools: [tool('t', { arguments: next, returns: next })] })));
+  return places(
+    breaks(
+      manifest({ tools: [tool('t', { arguments: old, returns: old })] }),
+      manifest({ tools: [tool('t', { arguments: next, returns: next })] }),
+    ),
+  );
 }
 
 const point = { type: 'object', title: 'Point', properties: { x: { type: 'integer' }, y: { type: 'integer' } }, required: ['x', 'y'] };
@@ -30,12 +35,18 @@ describe('breaks: local references', () => {
 
   it('a reference wrapped in allOf, as older generators write it, is the referenced schema', () => {
     const plain = { type: 'object', properties: { p: { $ref: '#/$defs/Point' } }, $defs: { Point: point } };
-    const wrapped = { type: 'object', properties: { p: { allOf: [{ $ref: '#/$defs/Point' }], description: 'A point.' } }, $defs: { Point: point } };
+    const wrapped = {
+      type: 'object',
+      properties: { p: { allOf: [{ $ref: '#/$defs/Point' }], description: 'A point.' } },
+      $defs: { Point: point },
+    };
     expect(both(plain, wrapped)).toEqual([]);
   });
 
   it('allOf members are folded into one schema', () => {
-    const split = { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'integer' } } }] };
+    const split = {
+      allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'integer' } } }],
+    };
     const flat = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a'] };
     expect(both(split, flat)).toEqual([]);
     const tighter = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer', minimum: 1 } }, required: ['a'] };
@@ -44,7 +55,11 @@ describe('breaks: local references', () => {
 
   it('a change behind a reference is found, at the place that uses it', () => {
     const old = { type: 'object', properties: { p: { $ref: '#/$defs/Point' } }, $defs: { Point: point } };
-    const next = { type: 'object', properties: { p: { $ref: '#/$defs/Point' } }, $defs: { Point: { ...point, properties: { ...point.properties, x: { type: 'number' } } } } };
+    const next = {
+      type: 'object',
+      properties: { p: { $ref: '#/$defs/Point' } },
+      $defs: { Point: { ...point, properties: { ...point.properties, x: { type: 'number' } } } },
+    };
     expect(both(old, next)).toEqual([{ code: 'type-changed', path: '/returns/properties/p/properties/x' }]);
   });
 
@@ -88,11 +103,21 @@ describe('breaks: local references', () => {
   });
 
   it('a loop of bare references terminates and reads as any value', () => {
-    const loop = { type: 'object', properties: { p: { $ref: '#/$defs/A' } }, $defs: { A: { $ref: '#/$defs/B' }, B: { $ref: '#/$defs/A' } } };
-    const allOfLoop = { type: 'object', properties: { p: { $ref: '#/$defs/A' } }, $defs: { A: { allOf: [{ $ref: '#/$defs/B' }] }, B: { allOf: [{ $ref: '#/$defs/A' }] } } };
+    const loop = {
+      type: 'object',
+      properties: { p: { $ref: '#/$defs/A' } },
+      $defs: { A: { $ref: '#/$defs/B' }, B: { $ref: '#/$defs/A' } },
+    };
+    const allOfLoop = {
+      type: 'object',
+      properties: { p: { $ref: '#/$defs/A' } },
+      $defs: { A: { allOf: [{ $ref: '#/$defs/B' }] }, B: { allOf: [{ $ref: '#/$defs/A' }] } },
+    };
     expect(both(loop, loop)).toEqual([]);
     expect(both(loop, allOfLoop)).toEqual([]);
-    expect(both(loop, { type: 'object', properties: { p: { type: 'string' } } })).toEqual([{ code: 'type-changed', path: '/arguments/properties/p' }]);
+    expect(both(loop, { type: 'object', properties: { p: { type: 'string' } } })).toEqual([
+      { code: 'type-changed', path: '/arguments/properties/p' },
+    ]);
   });
 });
 
@@ -114,8 +139,12 @@ describe('breaks: recursive schemas', () => {
   });
 
   it('a change in a recursive type is reported once, where the recursion starts', () => {
-    expect(both(tree({ type: 'integer' }), tree({ type: 'number' }))).toEqual([{ code: 'type-changed', path: '/returns/properties/value' }]);
-    expect(both(tree({ type: 'number' }), tree({ type: 'integer' }))).toEqual([{ code: 'type-changed', path: '/arguments/properties/value' }]);
+    expect(both(tree({ type: 'integer' }), tree({ type: 'number' }))).toEqual([
+      { code: 'type-changed', path: '/returns/properties/value' },
+    ]);
+    expect(both(tree({ type: 'number' }), tree({ type: 'integer' }))).toEqual([
+      { code: 'type-changed', path: '/arguments/properties/value' },
+    ]);
   });
 
   it('a recursive type behind a nullable reference (a linked list) is reported once', () => {
@@ -161,7 +190,10 @@ describe('breaks: recursive schemas', () => {
       }
       return { $ref: '#/$defs/D0', $defs: defs };
     };
-    const found = breaks(manifest({ tools: [tool('t', { returns: chain({ type: 'integer' }) })] }), manifest({ tools: [tool('t', { returns: chain({ type: 'number' }) })] }));
+    const found = breaks(
+      manifest({ tools: [tool('t', { returns: chain({ type: 'integer' }) })] }),
+      manifest({ tools: [tool('t', { returns: chain({ type: 'number' }) })] }),
+    );
     // Every use site while the list is short, then each shared definition once more: far fewer than 2^40.
     expect(found.length).toBeGreaterThanOrEqual(1000);
     expect(found.length).toBeLessThan(1100);

@@ -40,7 +40,17 @@ describe('breaks: schemas chained deeper than can be compared', () => {
 
 const TYPES = ['null', 'boolean', 'object', 'array', 'number', 'integer', 'string', 'bogus'];
 const FORMATS = ['int32', 'uint32', 'int64', 'uint8', 'uint', 'float', 'double', 'date-time', 'email', 'nope'];
-const REFS = ['#/$defs/A', '#/$defs/B', '#', '#/properties/a', '#/$defs/A/properties/a~1b', 'https://example.com/x.json', '#/$defs/missing', '#%zz', '#/items/0'];
+const REFS = [
+  '#/$defs/A',
+  '#/$defs/B',
+  '#',
+  '#/properties/a',
+  '#/$defs/A/properties/a~1b',
+  'https://example.com/x.json',
+  '#/$defs/missing',
+  '#%zz',
+  '#/items/0',
+];
 const NAMES = ['a', 'b', 'a/b', 'm~n', 'kind', ''];
 
 /**
@@ -58,16 +68,21 @@ function schemaMaker(rand: () => number) {
     if (chance(0.15)) s.enum = chance(0.9) ? Array.from({ length: Math.floor(rand() * 4) }, value) : 'not a list';
     if (chance(0.1)) s.const = value();
     if (chance(0.1)) s.nullable = chance(0.8) ? true : 'yes';
-    if (chance(0.3)) s.properties = Object.fromEntries(Array.from({ length: Math.floor(rand() * 4) }, () => [pick(NAMES), make(depth - 1)]));
+    if (chance(0.3))
+      s.properties = Object.fromEntries(Array.from({ length: Math.floor(rand() * 4) }, () => [pick(NAMES), make(depth - 1)]));
     if (chance(0.2)) s.required = chance(0.9) ? [pick(NAMES), pick(NAMES)] : [7, null];
     if (chance(0.2)) s.additionalProperties = chance(0.5) ? chance(0.5) : make(depth - 1);
     if (chance(0.1)) s.patternProperties = { [pick(['^a', '(', 'b$'])]: make(depth - 1) };
     if (chance(0.2)) s.items = chance(0.7) ? make(depth - 1) : chance(0.5) ? [make(depth - 1), make(depth - 1)] : 5;
     if (chance(0.1)) s.prefixItems = [make(depth - 1)];
     if (chance(0.1)) s.additionalItems = make(depth - 1);
-    if (chance(0.2)) s[pick(['oneOf', 'anyOf', 'allOf'])] = chance(0.9) ? Array.from({ length: 1 + Math.floor(rand() * 3) }, () => make(depth - 1)) : 'x';
+    if (chance(0.2))
+      s[pick(['oneOf', 'anyOf', 'allOf'])] = chance(0.9) ? Array.from({ length: 1 + Math.floor(rand() * 3) }, () => make(depth - 1)) : 'x';
     if (chance(0.2)) s.$ref = chance(0.9) ? pick(REFS) : 42;
-    if (chance(0.2)) s[pick(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'])] = chance(0.8) ? pick([-1, 0, 1, 2.5, 1e300]) : pick([true, 'x']);
+    if (chance(0.2))
+      s[pick(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'])] = chance(0.8)
+        ? pick([-1, 0, 1, 2.5, 1e300])
+        : pick([true, 'x']);
     if (chance(0.1)) s.multipleOf = pick([0, -2, 0.1, 3, 'x']);
     if (chance(0.15)) s.format = pick(FORMATS);
     if (chance(0.15)) s[pick(['minLength', 'maxLength', 'minItems', 'maxItems'])] = pick([0, 1, 3, -1, 'x']);
@@ -92,7 +107,8 @@ function manifestOf(rand: () => number, schema: () => JsonSchema): ManifestData 
 
 /** The same manifest with a description added at the root of every schema: equal in meaning, unequal as JSON. */
 function annotated(m: ManifestData): ManifestData {
-  const mark = (s: JsonSchema | undefined): JsonSchema | undefined => (typeof s === 'object' && s !== null ? { ...s, description: 'again' } : s);
+  const mark = (s: JsonSchema | undefined): JsonSchema | undefined =>
+    typeof s === 'object' && s !== null ? { ...s, description: 'again' } : s;
   return {
     ...m,
     tools: m.tools.map((t) => ({ ...t, arguments: mark(t.arguments)!, returns: mark(t.returns) })),

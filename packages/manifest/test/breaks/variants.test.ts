@@ -14,7 +14,12 @@ const tagged = (kind: string, properties: Record<string, JsonSchema>, tagStyle: 
 });
 
 /** An externally tagged variant, as serde writes enums by default: `{"Circle": {...}}`. */
-const external = (name: string, body: JsonSchema) => ({ type: 'object', properties: { [name]: body }, required: [name], additionalProperties: false });
+const external = (name: string, body: JsonSchema) => ({
+  type: 'object',
+  properties: { [name]: body },
+  required: [name],
+  additionalProperties: false,
+});
 
 const circle = { type: 'object', title: 'Circle', properties: { r: num }, required: ['r'] };
 const square = { type: 'object', title: 'Square', properties: { side: num }, required: ['side'] };
@@ -51,7 +56,10 @@ describe('breaks: oneOf/anyOf branches are paired by name, not position', () => 
   it('by the value of a literal branch', () => {
     const old = { oneOf: [{ const: 'a' }, { const: 'b' }, { const: 'c' }] };
     expect(both(old, { oneOf: [{ const: 'c' }, { const: 'a' }, { const: 'b' }] })).toEqual({ argument: [], result: [] });
-    expect(both(old, { oneOf: [{ const: 'c' }, { const: 'a' }] })).toEqual({ argument: [{ code: 'variant-removed', path: `${A}/oneOf/b` }], result: [] });
+    expect(both(old, { oneOf: [{ const: 'c' }, { const: 'a' }] })).toEqual({
+      argument: [{ code: 'variant-removed', path: `${A}/oneOf/b` }],
+      result: [],
+    });
   });
 
   it('by the type of a primitive branch', () => {
@@ -75,25 +83,48 @@ describe('breaks: oneOf/anyOf branches are paired by name, not position', () => 
   it('a branch named only by its type pairs with the one branch of that type', () => {
     const old = { anyOf: [{ type: 'object', properties: { a: str }, required: ['a'] }, str] };
     const next = { anyOf: [str, { type: 'object', properties: { a: str, b: str }, required: ['a', 'b'] }] };
-    expect(both(old, next)).toEqual({ argument: [{ code: 'argument-newly-required', path: `${A}/anyOf/object/properties/b` }], result: [] });
+    expect(both(old, next)).toEqual({
+      argument: [{ code: 'argument-newly-required', path: `${A}/anyOf/object/properties/b` }],
+      result: [],
+    });
   });
 
   it('branches no key tells apart are matched by whether they still fit', () => {
     // Two untitled objects on each side. What old callers sent as `{a, …}` with extra
     // properties fitted the first branch; next closes it and the other branch needs `b`.
     const old = { anyOf: [{ type: 'object', properties: { a: str } }, { type: 'object', properties: { b: str }, required: ['b'] }, str] };
-    const next = { anyOf: [{ type: 'object', properties: { a: str }, additionalProperties: false }, { type: 'object', properties: { b: str }, required: ['b'] }, str] };
+    const next = {
+      anyOf: [
+        { type: 'object', properties: { a: str }, additionalProperties: false },
+        { type: 'object', properties: { b: str }, required: ['b'] },
+        str,
+      ],
+    };
     // The closed branch is the one left over for it, so what changed is said precisely.
-    expect(both(old, next)).toEqual({ argument: [{ code: 'argument-no-longer-accepted', path: `${A}/anyOf/0/additionalProperties` }], result: [] });
+    expect(both(old, next)).toEqual({
+      argument: [{ code: 'argument-no-longer-accepted', path: `${A}/anyOf/0/additionalProperties` }],
+      result: [],
+    });
   });
 });
 
 describe('breaks: variants removed and added', () => {
   it('a branch an argument accepted is gone; a result may take a new branch', () => {
-    expect(both({ oneOf: [circle, square] }, { oneOf: [circle] })).toEqual({ argument: [{ code: 'variant-removed', path: `${A}/oneOf/Square` }], result: [] });
+    expect(both({ oneOf: [circle, square] }, { oneOf: [circle] })).toEqual({
+      argument: [{ code: 'variant-removed', path: `${A}/oneOf/Square` }],
+      result: [],
+    });
     // Old had one schema, not a union: the new shape is a type change, placed at the new branch.
-    expect(both({ oneOf: [circle] }, { oneOf: [circle, square] })).toEqual({ argument: [], result: [{ code: 'type-changed', path: `${R}/oneOf/Square` }] });
-    expect(both({ oneOf: [circle, square] }, { anyOf: [square, circle, { ...circle, title: 'Ellipse', properties: { rx: num, ry: num }, required: ['rx', 'ry'] }] })).toEqual({
+    expect(both({ oneOf: [circle] }, { oneOf: [circle, square] })).toEqual({
+      argument: [],
+      result: [{ code: 'type-changed', path: `${R}/oneOf/Square` }],
+    });
+    expect(
+      both(
+        { oneOf: [circle, square] },
+        { anyOf: [square, circle, { ...circle, title: 'Ellipse', properties: { rx: num, ry: num }, required: ['rx', 'ry'] }] },
+      ),
+    ).toEqual({
       argument: [],
       result: [{ code: 'variant-added', path: `${R}/anyOf/Ellipse` }],
     });
@@ -110,7 +141,10 @@ describe('breaks: variants removed and added', () => {
   });
 
   it('a new branch shaped like an old one writes nothing old callers cannot read', () => {
-    expect(both({ oneOf: [circle, square] }, { oneOf: [circle, square, { ...square, title: 'Rect' }] })).toEqual({ argument: [], result: [] });
+    expect(both({ oneOf: [circle, square] }, { oneOf: [circle, square, { ...square, title: 'Rect' }] })).toEqual({
+      argument: [],
+      result: [],
+    });
   });
 
   it('a union becoming nullable breaks results; losing null breaks arguments', () => {
