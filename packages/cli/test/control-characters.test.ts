@@ -3,9 +3,7 @@
 // wrote. The image goes through a real bermd; a stand-in daemon answers what a real one no longer lets
 // through (the reader refuses control characters in versions and names), since the command line
 // trusts no answer either.
-import type { ServerResponse } from 'node:http';
-import type { Server } from 'node:http';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
@@ -126,7 +124,7 @@ describe('through a real bermd', { timeout: 120_000 }, () => {
     // Now a caller uses the tool, and the breaking deploy is refused with the breaks on stdout.
     const c = await connect(d.url);
     try {
-      const called = (await c.client.callTool({ name: 'h.echo', arguments: { query: 'plain', [HOSTILE_KEY]: HOSTILE_VALUE } })) as CallToolResult;
+      const called = (await c.client.callTool({ name: 'h.echo', arguments: { query: 'plain', [HOSTILE_KEY]: HOSTILE_VALUE } })) as { isError?: boolean };
       expect(called.isError).toBeFalsy();
     } finally {
       await c.close();
