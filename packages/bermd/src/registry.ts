@@ -18,6 +18,7 @@ import {
 import { checkImage, type CheckPolicy } from './checks.js';
 import { breaksCallersError, DEFAULT_BREAKS_WINDOW_MS, gateBreaks, usageOf, type GatedBreak } from './compat.js';
 import { BermdError } from './errors.js';
+import { reached } from './faults.js';
 import { assertHarnessName } from './names.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_MEMORY_BYTES, DEFAULT_MAX_RESULT_BYTES } from './runtime/index.js';
 import { emptyUsage, Store, type HarnessMeta, type UsageRecord } from './store.js';
@@ -187,6 +188,7 @@ export class Registry {
   async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
+      reached('deploy-received');
       const request = options.bindings ?? {};
       checkLimits(request, this.bounds);
       const bindings: Bindings = {};
@@ -213,6 +215,7 @@ export class Registry {
         reported = gate.all;
       }
       const prepared = await this.hooks.prepare?.(name, { ...checked, bytes, limits, grants, declared });
+      reached('deploy-prepared');
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
       const lastUsedAt = previous?.lastUsedAt ?? null;
@@ -323,6 +326,7 @@ export class Registry {
       const h = this.harnesses.get(name);
       if (h === undefined) return;
       await this.store.saveMeta(metaOf(h));
+      reached('usage-written');
     }, true).catch((e: unknown) => {
       this.logger.error({ harness: name, err: e }, 'could not write usage');
     });

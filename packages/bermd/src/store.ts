@@ -25,6 +25,7 @@ import { mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:f
 import path from 'node:path';
 import { readStoredBindings, type Bindings } from './bindings.js';
 import { digestOf } from './checks.js';
+import { reached } from './faults.js';
 import { isHarnessName } from './names.js';
 
 /** When each tool ran and each event was emitted last, by name (ISO 8601). */
@@ -152,19 +153,25 @@ export class Store {
       const first: HarnessMeta = current === null ? { ...meta, bindings: { [meta.digest]: fresh } } : { ...current, bindings: { ...onlyCurrent(current), [meta.digest]: fresh } };
       await this.writeAtomic(this.metaPath(name), Buffer.from(JSON.stringify(first)));
       await this.syncDir();
+      reached('store-bindings-written');
     }
     const imageTemp = await this.writeTemp(name, bytes);
+    reached('store-image-written');
     let metaTemp: string | undefined;
     try {
       metaTemp = await this.writeTemp(name, Buffer.from(JSON.stringify(meta)));
+      reached('store-meta-written');
       await rename(imageTemp, this.imagePath(name));
+      reached('store-image-renamed');
       await rename(metaTemp, this.metaPath(name));
+      reached('store-meta-renamed');
     } catch (e) {
       await rm(imageTemp, { force: true });
       if (metaTemp !== undefined) await rm(metaTemp, { force: true });
       throw e;
     }
     await this.syncDir();
+    reached('store-synced');
   }
 
   async saveMeta(meta: HarnessMeta): Promise<void> {
@@ -177,6 +184,7 @@ export class Store {
     let removed = true;
     try {
       await unlink(this.imagePath(name));
+      reached('undeploy-image-removed');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       removed = false;

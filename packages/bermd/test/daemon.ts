@@ -28,6 +28,8 @@ export interface RunningDaemon {
 export interface StartOptions {
   stateDir?: string;
   args?: string[];
+  /** Variables added to the daemon's environment (this process's own). */
+  env?: Record<string, string>;
 }
 
 export async function tempDir(prefix = 'bermd-test-'): Promise<string> {
@@ -53,6 +55,7 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
   const stateDir = options.stateDir ?? (await tempDir());
   const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', '--state', stateDir, ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
   running.add(child);
   child.once('exit', () => running.delete(child));
