@@ -29,13 +29,11 @@ describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
     if (d) await removeDir(d.stateDir);
   });
 
-  it('stops a runaway guest at the time limit while other calls answer', async () => {
-    const spin = call(c, 'relay.spin');
-    // The spinning guest has started once its log line is written; the other calls run beside it.
+  // That other calls answer while a guest spins is checked where the test decides when the spinning
+  // stops (mcp.test.ts, 'serves other calls while one spins'): here the limit does, so it is not raced.
+  it('stops a runaway guest at the time limit, and answers calls after', async () => {
+    const stopped = await call(c, 'relay.spin');
     await d.waitForLog((e) => e.msg === SPIN_LOG.message);
-    const others = await Promise.all(Array.from({ length: 20 }, (_, i) => call(c, 'basic.echo', { i })));
-    others.forEach((r, i) => expect(valueOf(r)).toEqual({ i }));
-    const stopped = await spin;
     expect(stopped.isError).toBe(true);
     expect(textOf(stopped)).toBe('relay.spin did not finish within 500 ms and was stopped');
     expect(stopped._meta).toEqual({ 'berm/error': { code: 'timeout' } });
