@@ -25,17 +25,8 @@ interface Version {
 /** What a restart finds under the name: nothing, or an image with its bindings. */
 type Outcome = null | { digest: string; bindings: Record<string, unknown> };
 
-/** The deploy steps, in the order a deploy reaches them; the image's rename is the commit point. */
-const DEPLOY_STEPS: FaultStep[] = [
-  'deploy-received',
-  'deploy-prepared',
-  'store-bindings-written',
-  'store-image-written',
-  'store-meta-written',
-  'store-image-renamed',
-  'store-meta-renamed',
-  'store-synced',
-];
+/** The deploy's steps, in the order a deploy reaches them (FAULT_STEPS lists them so); the image's rename is the commit point. */
+const DEPLOY_STEPS: FaultStep[] = FAULT_STEPS.filter((s) => s.startsWith('deploy-') || s.startsWith('store-'));
 
 /** The steps the undeploy and usage tests stop at. */
 const UNDEPLOY_STEP: FaultStep = 'undeploy-image-removed';

@@ -14,6 +14,13 @@ async function call(c: McpConnection, name: string, args: Record<string, unknown
   return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
 }
 
+/** Ends a block's client, then its daemon, and removes the daemon's state. */
+async function shutDown(c: McpConnection | undefined, d: RunningDaemon | undefined): Promise<void> {
+  await c?.close();
+  await d?.stop();
+  if (d) await removeDir(d.stateDir);
+}
+
 describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
   let d: RunningDaemon;
   let c: McpConnection;
@@ -23,11 +30,7 @@ describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
     await deploy(d.url, 'relay', (await relayImage(['basic'])).bytes);
     c = await connect(d.url);
   });
-  afterAll(async () => {
-    await c?.close();
-    await d?.stop();
-    if (d) await removeDir(d.stateDir);
-  });
+  afterAll(() => shutDown(c, d));
 
   // That other calls answer while a guest spins is checked where the test decides when the spinning
   // stops (mcp.test.ts, 'serves other calls while one spins'): here the limit does, so it is not raced.
@@ -73,11 +76,7 @@ describe('limits in a chain, and a host that cannot give a guest its memory', ()
     d = await startDaemon({ nodeArgs: ['--wasm-max-mem-pages=100'] });
     c = await connect(d.url);
   });
-  afterAll(async () => {
-    await c?.close();
-    await d?.stop();
-    if (d) await removeDir(d.stateDir);
-  });
+  afterAll(() => shutDown(c, d));
 
   it('applies a called harness\'s own smaller result limit inside a chain entered through a larger one', async () => {
     expect((await put(`${d.url}/harnesses/tight?max_result_size=100`, (await basicImage()).bytes)).status).toBe(201);
@@ -117,11 +116,7 @@ describe('--tool-separator _', () => {
     d = await startDaemon({ args: ['--tool-separator', '_'] });
     c = await connect(d.url);
   });
-  afterAll(async () => {
-    await c?.close();
-    await d?.stop();
-    if (d) await removeDir(d.stateDir);
-  });
+  afterAll(() => shutDown(c, d));
 
   it('lists {harness}_{tool}, dispatches by the whole name, and refuses a harness whose names would collide', async () => {
     expect(c.client.getInstructions()).toContain('{harness}_{tool}');
