@@ -163,7 +163,7 @@ describe('through a real bermd', { timeout: 120_000 }, () => {
     expect(ls.stdout).toMatch(/^NAME/);
     const undeploy = await inert(['undeploy', 'h'], { bin: 'berm', env: env() });
     expect(undeploy.stdout).toBe('undeployed h\n');
-    // The daemon quotes a name it refuses; the error line shows it as pictures.
+    // A name that is not a harness name is refused before any request, quoted as JSON.
     const bad = await inert(['undeploy', `x${ESC}[2J`], { bin: 'berm', env: env() });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('x\\u001b[2J');
