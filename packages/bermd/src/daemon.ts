@@ -39,7 +39,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
-} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes'>>;
+} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs'>>;
 
 interface Prepared {
   runtime: PreparedHarness;
@@ -180,7 +180,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     version: readVersion(),
     broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
   };
-  sessions = new McpSessions(core);
+  sessions = new McpSessions(core, config.sessionIdleMs);
   const mcpSessions = sessions;
   registry.onChange(() => mcpSessions.listsChanged());
 

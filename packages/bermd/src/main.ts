@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { createDaemon, type Daemon } from './daemon.js';
+import { armFault, FAULT_ENV } from './faults.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { redactingStream } from './egress/index.js';
 
@@ -26,6 +27,18 @@ export async function main(argv: string[]): Promise<void> {
     { name: 'bermd', level: options.logLevel },
     options.secrets.size > 0 ? redactingStream(destination, options.secrets) : destination,
   );
+
+  // The crash tests' seam (faults.ts), armed from the environment only.
+  const fault = process.env[FAULT_ENV];
+  if (fault !== undefined && fault !== '') {
+    try {
+      logger.warn({ step: armFault(fault) }, `${FAULT_ENV} is set: bermd will kill itself at this step (a test seam)`);
+    } catch (e) {
+      process.stderr.write(`bermd: ${(e as Error).message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+  }
 
   let daemon: Daemon;
   try {

@@ -14,6 +14,7 @@ import {
   type ResolveEntry,
 } from './egress/index.js';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from './limits.js';
+import { SESSION_IDLE_MS } from './mcp/index.js';
 
 const PROXY = SYSCALL.httpProxy;
 
@@ -55,6 +56,8 @@ export interface DaemonOptions {
   secrets: Secrets;
   /** The longest response body handed to a guest by the HTTP syscalls. */
   httpMaxBodyBytes: number;
+  /** An MCP session with no request under way and no stream open for this long is closed. */
+  sessionIdleMs: number;
 }
 
 export class OptionsError extends Error {
@@ -68,7 +71,7 @@ export class OptionsError extends Error {
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
-             [--secrets FILE] [--http-max-body N[K|M|G]]
+             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
@@ -85,7 +88,8 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --http-proxy      the proxy berm.http.proxy sends through (http://HOST:PORT); required to serve berm.http.proxy
   --resolve         HOST:PORT:ADDRESS: direct requests to HOST on PORT connect to ADDRESS (repeatable, as curl's)
   --secrets         JSON file of secrets for {secret:NAME} in request headers; must not be readable by group or others
-  --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)`;
+  --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)
+  --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -147,6 +151,7 @@ const FLAGS = {
   resolve: { type: 'string', multiple: true },
   secrets: { type: 'string' },
   'http-max-body': { type: 'string' },
+  'session-idle': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -208,6 +213,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     }
   }
   const httpMaxBodyBytes = values['http-max-body'] === undefined ? DEFAULT_HTTP_MAX_BODY : size(values['http-max-body'], '--http-max-body');
+  const sessionIdleMs = values['session-idle'] === undefined ? SESSION_IDLE_MS : duration(values['session-idle'], '--session-idle');
   return {
     host,
     port,
@@ -224,6 +230,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     resolve,
     secrets,
     httpMaxBodyBytes,
+    sessionIdleMs,
   };
 }
 

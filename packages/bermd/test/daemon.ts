@@ -28,6 +28,10 @@ export interface RunningDaemon {
 export interface StartOptions {
   stateDir?: string;
   args?: string[];
+  /** Variables added to the daemon's environment (this process's own). */
+  env?: Record<string, string>;
+  /** Options for node itself (V8's included), before bermd's script. */
+  nodeArgs?: string[];
 }
 
 export async function tempDir(prefix = 'bermd-test-'): Promise<string> {
@@ -51,9 +55,14 @@ export function exited(child: ChildProcess): Promise<number | string> {
 
 export async function startDaemon(options: StartOptions = {}): Promise<RunningDaemon> {
   const stateDir = options.stateDir ?? (await tempDir());
-  const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', '--state', stateDir, ...(options.args ?? [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), BERMD_BIN, '--listen', '127.0.0.1:0', '--state', stateDir, ...(options.args ?? [])],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...options.env },
+    },
+  );
   running.add(child);
   child.once('exit', () => running.delete(child));
   let stderr = '';

@@ -14,6 +14,13 @@ async function call(c: McpConnection, name: string, args: Record<string, unknown
   return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
 }
 
+/** Ends a block's client, then its daemon, and removes the daemon's state. */
+async function shutDown(c: McpConnection | undefined, d: RunningDaemon | undefined): Promise<void> {
+  await c?.close();
+  await d?.stop();
+  if (d) await removeDir(d.stateDir);
+}
+
 describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
   let d: RunningDaemon;
   let c: McpConnection;
@@ -23,19 +30,13 @@ describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
     await deploy(d.url, 'relay', (await relayImage(['basic'])).bytes);
     c = await connect(d.url);
   });
-  afterAll(async () => {
-    await c?.close();
-    await d?.stop();
-    if (d) await removeDir(d.stateDir);
-  });
+  afterAll(() => shutDown(c, d));
 
-  it('stops a runaway guest at the time limit while other calls answer', async () => {
-    const spin = call(c, 'relay.spin');
-    // The spinning guest has started once its log line is written; the other calls run beside it.
+  // That other calls answer while a guest spins is checked where the test decides when the spinning
+  // stops (mcp.test.ts, 'serves other calls while one spins'): here the limit does, so it is not raced.
+  it('stops a runaway guest at the time limit, and answers calls after', async () => {
+    const stopped = await call(c, 'relay.spin');
     await d.waitForLog((e) => e.msg === SPIN_LOG.message);
-    const others = await Promise.all(Array.from({ length: 20 }, (_, i) => call(c, 'basic.echo', { i })));
-    others.forEach((r, i) => expect(valueOf(r)).toEqual({ i }));
-    const stopped = await spin;
     expect(stopped.isError).toBe(true);
     expect(textOf(stopped)).toBe('relay.spin did not finish within 500 ms and was stopped');
     expect(stopped._meta).toEqual({ 'berm/error': { code: 'timeout' } });
@@ -65,6 +66,44 @@ describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
   });
 });
 
+describe('limits in a chain, and a host that cannot give a guest its memory', () => {
+  let d: RunningDaemon;
+  let c: McpConnection;
+  beforeAll(async () => {
+    // V8 gives no wasm memory above 100 pages (6.25 MiB) here, below bermd's cap (64 MiB): an image
+    // whose memory starts above it passes every deploy check and cannot be instantiated, as on a host
+    // out of memory.
+    d = await startDaemon({ nodeArgs: ['--wasm-max-mem-pages=100'] });
+    c = await connect(d.url);
+  });
+  afterAll(() => shutDown(c, d));
+
+  it("applies a called harness's own smaller result limit inside a chain entered through a larger one", async () => {
+    expect((await put(`${d.url}/harnesses/tight?max_result_size=100`, (await basicImage()).bytes)).status).toBe(201);
+    await deploy(d.url, 'entry', (await relayImage(['tight'])).bytes);
+    const args = { text: 'x'.repeat(200) };
+    // entry runs under the daemon's 1 MiB; tight's own 100 bytes apply to what tight answers, nested or not.
+    const nested = valueOf(await call(c, 'entry.call', { program: 'tight', tool: 'echo', args })) as { failed: string };
+    expect(nested.failed).toMatch(/^tight\.echo returned \d+ bytes, above the limit of 100$/);
+    const direct = await call(c, 'tight.echo', args);
+    expect(direct._meta).toEqual({ 'berm/error': { code: 'result-too-large' } });
+    // Within the limit, the same chain answers.
+    expect(valueOf(await call(c, 'entry.call', { program: 'tight', tool: 'echo', args: { text: 'short' } }))).toEqual({
+      ok: { text: 'short' },
+    });
+  });
+
+  it('answers memory-limit when the host cannot give a guest its memory, and serves the others', async () => {
+    await deploy(d.url, 'hungry', (await basicImage({ initialPages: 101 })).bytes);
+    await deploy(d.url, 'modest', (await basicImage({ initialPages: 100 })).bytes);
+    const result = await call(c, 'hungry.echo', { n: 1 });
+    expect(result.isError).toBe(true);
+    expect(result._meta).toEqual({ 'berm/error': { code: 'memory-limit' } });
+    expect(textOf(result)).toMatch(/^hungry\.echo could not be instantiated: .*Out of memory/);
+    expect(valueOf(await call(c, 'modest.echo', { n: 2 }))).toEqual({ n: 2 });
+  });
+});
+
 /** Tools that answer a constant naming their harness, without an output schema, so a test sees which harness answered. */
 function answering(tools: string[], answer: string): Promise<Uint8Array> {
   const manifest: ManifestData = manifestWithTools(tools);
@@ -79,11 +118,7 @@ describe('--tool-separator _', () => {
     d = await startDaemon({ args: ['--tool-separator', '_'] });
     c = await connect(d.url);
   });
-  afterAll(async () => {
-    await c?.close();
-    await d?.stop();
-    if (d) await removeDir(d.stateDir);
-  });
+  afterAll(() => shutDown(c, d));
 
   it('lists {harness}_{tool}, dispatches by the whole name, and refuses a harness whose names would collide', async () => {
     expect(c.client.getInstructions()).toContain('{harness}_{tool}');
@@ -108,6 +143,60 @@ describe('--tool-separator _', () => {
     await deploy(d.url, 'a', await answering(['b_c', 'x'], 'from a'));
     expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(['a_b_c', 'a_x']);
     expect(valueOf(await call(c, 'a_b_c', { query: 'q' }))).toBe('from a');
+  });
+});
+
+describe('--session-idle', () => {
+  it('closes a session left idle that long, and keeps one in use', async () => {
+    // A call time limit far beyond the test's, so that only the test ends the call that keeps a session in use.
+    const d = await startDaemon({ args: ['--session-idle', '1s', '--call-timeout', '2m'] });
+    const busy = await connect(d.url);
+    try {
+      await deploy(d.url, 'relay', (await relayImage()).bytes);
+      const controller = new AbortController();
+      const spinning = busy.client
+        .callTool({ name: 'relay.spin', arguments: {} }, undefined, { signal: controller.signal })
+        .catch((e: unknown) => e);
+      await d.waitForLog((e) => e.msg === SPIN_LOG.message);
+
+      // Then a session that makes one request and nothing more, and opens no stream.
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'idle', version: '0' } },
+      };
+      const opened = await fetch(`${d.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(initialize) });
+      expect(opened.status).toBe(200);
+      await opened.body?.cancel();
+      const idle = opened.headers.get('mcp-session-id')!;
+      await d.waitForLog((e) => e.msg === 'closing an idle mcp session' && e.session === idle);
+      const after = await fetch(`${d.url}/mcp`, {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': idle },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(after.status).toBe(404);
+      expect(await after.json()).toMatchObject({ error: { code: -32001, message: 'Session not found' } });
+
+      // The busy session was last seen before the idle one, so the sweep that closed that one saw it too:
+      // it was kept because it was in use.
+      expect(d.log().some((e) => e.msg === 'closing an idle mcp session' && e.session === busy.transport.sessionId)).toBe(false);
+      expect((await busy.client.listTools()).tools.map((t) => t.name)).toContain('relay.spin');
+      controller.abort();
+      expect(await spinning).toBeInstanceOf(Error);
+    } finally {
+      await busy.close();
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+
+  it('is refused when it is not a duration', async () => {
+    await expect(startDaemon({ args: ['--session-idle', 'soon'] })).rejects.toThrow(
+      /--session-idle soon: expected a duration such as 500ms, 10s or 2m/,
+    );
   });
 });
 

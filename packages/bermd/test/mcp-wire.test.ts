@@ -1,13 +1,15 @@
 // The fast path (src/mcp/fast-call.ts) and the SDK transport answer the same tools/call with the same
 // bytes on the wire, headers and SSE framing included: a real bermd, raw HTTP, and each call sent both
 // ways (alone, which the fast path takes, and as a batch of one, which only the transport answers).
+// Which path answered is read from bermd's debug log, one line per call, so the comparison is known to
+// be between the two paths.
 import http from 'node:http';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { deploy } from './mcp-client.js';
+import { connect, deploy } from './mcp-client.js';
 
 interface RawResponse {
   status: number;
@@ -65,7 +67,7 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
   const base = (): Record<string, string> => ({ 'content-type': 'application/json', accept, 'mcp-session-id': sessionId });
 
   beforeAll(async () => {
-    d = await startDaemon();
+    d = await startDaemon({ args: ['--log-level', 'debug'] });
     await deploy(d.url, 'basic', (await basicImage()).bytes);
     await deploy(d.url, 'relay', (await relayImage(['basic'])).bytes);
     await deploy(d.url, 'sample', await harnessImage(sampleManifest()));
@@ -91,6 +93,19 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
     await d?.stop();
     if (d) await removeDir(d.stateDir);
   });
+
+  /**
+   * Which path answered each `tools/call` with JSON-RPC id `id` on `session`, in order, once `count` of
+   * them are logged (each call logs its line before its answer is written).
+   */
+  async function answeredVia(session: string, id: string | number, count: number): Promise<unknown[]> {
+    const mine = (e: Record<string, unknown>): boolean => e.msg === 'tools/call finished' && e.session === session && e.rpc_id === id;
+    await d.waitForLog((e) => mine(e) && d.log().filter(mine).length >= count);
+    return d
+      .log()
+      .filter(mine)
+      .map((e) => e.via);
+  }
 
   const calls: Array<{ title: string; id: string | number; name: string; args?: Record<string, unknown>; meta?: Record<string, unknown> }> =
     [
@@ -127,6 +142,8 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
         expect(fast.headers, version).toEqual(transport.headers);
         expect(frames(fast.body), version).toEqual(frames(transport.body));
       }
+      // The comparison was between the two paths: each call alone took the fast one, each batch the transport.
+      expect(await answeredVia(sessionId, c.id, 8)).toEqual(Array.from({ length: 4 }, () => ['fast-path', 'transport']).flat());
       if (c.name === 'relay.emit') {
         const [event, result] = frames((await post(d.url, base(), message)).body) as Array<Record<string, unknown>>;
         expect(event).toMatchObject({ method: 'notifications/message', params: { level: 'notice', logger: 'relay' } });
@@ -134,6 +151,20 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
       }
     });
   }
+
+  it("answers the MCP SDK client's calls on the fast path", async () => {
+    const c = await connect(d.url);
+    try {
+      const result = await c.client.callTool({ name: 'basic.echo', arguments: { sdk: true } });
+      expect(result.content).toEqual([{ type: 'text', text: '{"sdk":true}' }]);
+      const session = c.transport.sessionId!;
+      const line = await d.waitForLog((e) => e.msg === 'tools/call finished' && e.session === session);
+      expect(line).toMatchObject({ tool: 'basic.echo', via: 'fast-path' });
+      expect(d.log().filter((e) => e.msg === 'tools/call finished' && e.session === session)).toHaveLength(1);
+    } finally {
+      await c.close();
+    }
+  });
 
   /** A new session, initialized, whose calls travel alone (so the fast path answers them). */
   async function openSession(): Promise<Record<string, string>> {

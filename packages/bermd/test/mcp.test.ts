@@ -54,7 +54,8 @@ describe('bermd /mcp', () => {
   let c: McpConnection;
 
   beforeAll(async () => {
-    d = await startDaemon();
+    // A time limit far beyond any test's, so that only a cancellation stops the spinning guest below.
+    d = await startDaemon({ args: ['--call-timeout', '2m'] });
     await deploy(d.url, 'basic', (await basicImage()).bytes);
     await deploy(d.url, 'inner', (await basicImage()).bytes);
     await deploy(d.url, 'relay', (await relayImage(['inner', 'ghost'])).bytes);
@@ -98,7 +99,8 @@ describe('bermd /mcp', () => {
         'sample.liar',
       ]),
     );
-    expect(names).toHaveLength(8 + 8 + 7 + 3);
+    // Other tests deploy harnesses of their own: these four are the ones deployed for the whole file.
+    expect(names.filter((n) => /^(basic|inner|relay|sample)\./.test(n))).toHaveLength(8 + 8 + 7 + 3);
     const byName = new Map(tools.map((t) => [t.name, t]));
     const manifest = sampleTools();
     expect(byName.get('sample.echo')).toEqual({
@@ -157,22 +159,23 @@ describe('bermd /mcp', () => {
   });
 
   it('refuses bad arguments as a tool result naming the path, before the guest runs', async () => {
-    expect(await lastUsed(d.url, 'relay')).toBeNull();
-    const bad = await call(c, 'relay.forecast', { days: 'soon' });
+    // A harness of its own, which no other test calls.
+    await deploy(d.url, 'strict', (await relayImage()).bytes);
+    expect(await lastUsed(d.url, 'strict')).toBeNull();
+    const bad = await call(c, 'strict.forecast', { days: 'soon' });
     expect(bad.isError).toBe(true);
-    expect(textOf(bad)).toBe('relay.forecast: argument /days must be integer');
+    expect(textOf(bad)).toBe('strict.forecast: argument /days must be integer');
     expect(bad._meta).toEqual({ 'berm/error': { code: 'invalid-arguments', path: '/days' } });
-    const missing = await call(c, 'relay.forecast', {});
+    const missing = await call(c, 'strict.forecast', {});
     expect(textOf(missing)).toContain('argument /days is required');
-    // Nothing ran: the harness is still unused, and the only forecast log line is the valid call's,
+    // Nothing ran: the harness is still unused, and its only forecast log line is the valid call's,
     // written before that call answered (so an earlier line would have been read before it).
-    expect(await lastUsed(d.url, 'relay')).toBeNull();
-    expect(valueOf(await call(c, 'relay.forecast', { days: 3 }))).toEqual({ days: 3 });
-    await d.waitForLog((e) => e.msg === FORECAST_LOG.message);
-    expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toEqual([
-      expect.objectContaining({ harness: 'relay', tool: 'forecast', guest: true, level: 30 }),
-    ]);
-    expect(await lastUsed(d.url, 'relay')).not.toBeNull();
+    expect(await lastUsed(d.url, 'strict')).toBeNull();
+    expect(valueOf(await call(c, 'strict.forecast', { days: 3 }))).toEqual({ days: 3 });
+    const mine = (e: Record<string, unknown>): boolean => e.msg === FORECAST_LOG.message && e.harness === 'strict';
+    await d.waitForLog(mine);
+    expect(d.log().filter(mine)).toEqual([expect.objectContaining({ tool: 'forecast', guest: true, level: 30 })]);
+    expect(await lastUsed(d.url, 'strict')).not.toBeNull();
   });
 
   it('answers an unknown tool with a protocol error', async () => {
@@ -186,7 +189,8 @@ describe('bermd /mcp', () => {
 
   it('publishes each non-empty usage as berm://{harness}/usage', async () => {
     const { resources } = await c.client.listResources();
-    expect(resources).toEqual([
+    // Other tests deploy harnesses of their own; of the four deployed for the whole file, only sample has a usage.
+    expect(resources.filter((r) => /^berm:\/\/(basic|inner|relay|sample)\//.test(r.uri))).toEqual([
       { uri: 'berm://sample/usage', name: 'sample usage', description: expect.stringContaining('sample'), mimeType: 'text/markdown' },
     ]);
     const read = await c.client.readResource({ uri: 'berm://sample/usage' });
@@ -221,9 +225,12 @@ describe('bermd /mcp', () => {
 
   describe('berm.call', () => {
     it('reaches a declared program and records its use', async () => {
-      expect(await lastUsed(d.url, 'inner')).toBeNull();
-      expect(valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'echo', args: { x: 1 } }))).toEqual({ ok: { x: 1 } });
-      expect(await lastUsed(d.url, 'inner')).not.toBeNull();
+      // A pair of its own, which no other test calls.
+      await deploy(d.url, 'target', (await basicImage()).bytes);
+      await deploy(d.url, 'caller', (await relayImage(['target'])).bytes);
+      expect(await lastUsed(d.url, 'target')).toBeNull();
+      expect(valueOf(await call(c, 'caller.call', { program: 'target', tool: 'echo', args: { x: 1 } }))).toEqual({ ok: { x: 1 } });
+      expect(await lastUsed(d.url, 'target')).not.toBeNull();
     });
 
     it('refuses a program that is not declared, not deployed, or a tool it lacks', async () => {
@@ -278,21 +285,25 @@ describe('bermd /mcp', () => {
       await Promise.all([watcher, picky, silent, caller].map((s) => s?.close()));
     });
 
+    /** How many messages each session had received: each test counts from there. */
+    const counts = (): number[] => [watcher, picky, silent, caller].map((s) => s.messages.received.length);
+
     it('sends an accepted event to the sessions that asked for logs at its level, and logs it', async () => {
+      const [w, p, s, k] = counts();
       const arrived = watcher.messages.next();
       const result = await call(caller, 'relay.emit', { event: 'reading', fields: { celsius: 21.5 } });
       expect(valueOf(result)).toEqual({ ok: null });
       const expected = { level: 'notice', logger: 'relay', data: { event: 'reading', fields: { celsius: 21.5 }, tool: 'emit' } };
       // The caller's copy travels with its call, ahead of the result.
-      expect(caller.messages.received).toEqual([expected]);
+      expect(caller.messages.received.slice(k)).toEqual([expected]);
       await arrived;
-      expect(watcher.messages.received).toEqual([expected]);
+      expect(watcher.messages.received.slice(w)).toEqual([expected]);
       await d.waitForLog((e) => e.msg === 'event' && e.harness === 'relay' && e.tool === 'emit' && e.event === 'reading');
 
       // Anything sent to the other two would have arrived before the next list change.
       await syncStreams();
-      expect(picky.messages.received).toEqual([]);
-      expect(silent.messages.received).toEqual([]);
+      expect(picky.messages.received.slice(p)).toEqual([]);
+      expect(silent.messages.received.slice(s)).toEqual([]);
     });
 
     it('refuses an undeclared event or fields that do not match, and sends nothing', async () => {
@@ -302,10 +313,9 @@ describe('bermd /mcp', () => {
         refused: string;
       };
       expect(mismatched.refused).toMatch(/field \/celsius must be number/);
-      const before = watcher.messages.received.length;
+      const before = counts();
       await syncStreams();
-      expect(watcher.messages.received).toHaveLength(before);
-      expect(caller.messages.received).toHaveLength(1);
+      expect(counts()).toEqual(before);
     });
 
     it('writes berm.log lines to the daemon log, tagged with harness and tool', async () => {
@@ -332,12 +342,18 @@ describe('bermd /mcp', () => {
     }
   });
 
-  it('stops a call its client cancels', async () => {
+  it('serves other calls while one spins, all of them before it ends, and stops it when its client cancels', async () => {
     const controller = new AbortController();
+    let settled = false;
     const spinning = c.client
       .callTool({ name: 'relay.spin', arguments: {} }, undefined, { signal: controller.signal })
-      .catch((e: unknown) => e);
+      .catch((e: unknown) => e)
+      .finally(() => (settled = true));
     await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'relay');
+    // The spinning guest has started; these run beside it, on other workers, and answer first.
+    const others = await Promise.all(Array.from({ length: 20 }, (_, i) => call(c, 'basic.echo', { i })));
+    others.forEach((r, i) => expect(valueOf(r)).toEqual({ i }));
+    expect(settled).toBe(false);
     controller.abort('enough');
     expect(await spinning).toBeInstanceOf(Error);
     // Logged once the runtime has answered the call as cancelled, which it does after stopping the guest.
@@ -420,23 +436,37 @@ describe('bermd /mcp', () => {
     expect(res.status).toBe(404);
     await ended.client.close();
   });
+});
 
-  it('records tool and event use, written on a clean stop with sessions and streams open', async () => {
-    const open = await connect(d.url);
-    const told = open.toolsChanged.next();
-    await deploy(d.url, 'tick', await harnessImage(sampleManifest()));
-    await told;
-    expect(await d.stop()).toBe(0);
-    expect(d.log().some((e) => e.msg === 'stopped')).toBe(true);
-    const relay = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'relay.json'), 'utf8')) as {
-      used: { tools: Record<string, string>; events: Record<string, string> };
-    };
-    expect(Object.keys(relay.used.tools).sort()).toEqual(['call', 'chain', 'emit', 'forecast', 'log', 'spin']);
-    expect(Object.keys(relay.used.events)).toEqual(['reading']);
-    const inner = JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', 'inner.json'), 'utf8')) as {
-      used: { tools: Record<string, string> };
-    };
-    expect(Object.keys(inner.used.tools).sort()).toEqual(['echo', 'fail', 'trap']);
-    await open.client.close().catch(() => {});
+describe('bermd /mcp usage records', () => {
+  it('records the tools a call reached and the events it emitted, written on a clean stop with sessions and streams open', async () => {
+    const d = await startDaemon();
+    try {
+      await deploy(d.url, 'inner', (await basicImage()).bytes);
+      await deploy(d.url, 'relay', (await relayImage(['inner'])).bytes);
+      const c = await connect(d.url);
+      expect(valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'echo', args: {} }))).toEqual({ ok: {} });
+      expect(valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'fail', args: {} }))).toEqual({ failed: FAIL_MESSAGE });
+      expect(valueOf(await call(c, 'relay.emit', { event: 'reading', fields: { celsius: 3 } }))).toEqual({ ok: null });
+      // A session with its stream open when bermd stops: one that has been told of a list change.
+      const told = c.toolsChanged.next();
+      await deploy(d.url, 'tick', await harnessImage(sampleManifest()));
+      await told;
+      expect(await d.stop()).toBe(0);
+      expect(d.log().some((e) => e.msg === 'stopped')).toBe(true);
+      await c.client.close().catch(() => {});
+      const read = async (name: string) =>
+        JSON.parse(await readFile(path.join(d.stateDir, 'harnesses', `${name}.json`), 'utf8')) as {
+          used: { tools: Record<string, string>; events: Record<string, string> };
+        };
+      const relay = await read('relay');
+      expect(Object.keys(relay.used.tools).sort()).toEqual(['call', 'emit']);
+      expect(Object.keys(relay.used.events)).toEqual(['reading']);
+      expect(Object.keys((await read('inner')).used.tools).sort()).toEqual(['echo', 'fail']);
+      expect((await read('tick')).used).toEqual({ tools: {}, events: {} });
+    } finally {
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
   });
 });

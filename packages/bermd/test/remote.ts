@@ -43,11 +43,17 @@ export class RemoteHost {
     return this;
   }
 
-  /** Answers `path` by never answering, until the test ends (the request stays open). */
+  /** Answers `path` by not answering (the request stays open) until `release`, or the test's end. */
   hold(path: string): this {
     return this.route(path, (_req, res) => {
       this.held.add(res);
     });
+  }
+
+  /** Answers every request held open so far with `body`. */
+  release(body: string): void {
+    for (const res of this.held) if (!res.destroyed) res.end(body);
+    this.held.clear();
   }
 
   /** Resolves once `count` requests have arrived in all. */

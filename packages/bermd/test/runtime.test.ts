@@ -184,18 +184,14 @@ describe('limits', () => {
     }
   });
 
-  it('stops a runaway guest at its time limit while other calls are served', async () => {
+  // That other calls are served while a guest spins is the next case's, where the test decides when the
+  // spinning stops: here the limit does, and a check that the others beat it would be a race.
+  it('stops a runaway guest at its time limit, and serves calls after', async () => {
     const r = recordingRunner({ callTimeoutMs: 300 });
     try {
       await deploy(r.runner, 'basic', basic);
       await deploy(r.runner, 'relay', relay);
-      let spinning!: () => void;
-      const started = new Promise<void>((resolve) => (spinning = resolve));
-      const runaway = r.runner.call('relay', 'spin', {}, { onLog: (l) => l.message === SPIN_LOG.message && spinning() });
-      await started;
-      const during = await Promise.all(Array.from({ length: 20 }, (_, i) => r.runner.call('basic', 'echo', { i })));
-      expect(during.map(ok)).toEqual(Array.from({ length: 20 }, (_, i) => ({ i })));
-      const stopped = failed(await runaway);
+      const stopped = failed(await r.runner.call('relay', 'spin', {}));
       expect(stopped).toEqual({ code: 'timeout', message: 'relay.spin did not finish within 300 ms and was stopped' });
       // The limit covers a whole chain: a nested runaway stops its caller too.
       const nested = failed(await r.runner.call('relay', 'call', { program: 'relay', tool: 'spin', args: {} }));

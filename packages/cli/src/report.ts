@@ -1,9 +1,9 @@
 import { describeFailure, type Failure } from './failure.js';
-import { printable } from './format/printable.js';
+import { jsonText, printable } from './format/printable.js';
 
-/** What `--json` prints: one JSON document, uncoloured, on stdout. */
+/** What `--json` prints: one JSON document, uncoloured, on stdout, with no control character in it. */
 export function writeJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${jsonText(value)}\n`);
 }
 
 /** Reports a failure: one line on stderr, or `{"error": {...}}` on stdout for `--json`; sets the exit status. */

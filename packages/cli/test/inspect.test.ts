@@ -118,32 +118,34 @@ describe('crab inspect IMAGE', () => {
 describe('text an image controls', () => {
   it('reaches the terminal with its control characters shown as pictures, not sent', async () => {
     const esc = '\u001b';
+    // Prose and schemas are read as written (a version or a name with such characters is refused; see
+    // control-characters.test.ts).
     const hostile = sampleManifest({
-      version: `1.0${esc}[2J`,
-      description: `Looks fine${esc}]0;owned\u0007\r\nsecond line`,
+      description: `Looks fine${esc}]0;owned\u0007\r\nsecond line${esc}[2J`,
       tools: [
         {
           name: 'echo',
           description: `clear${esc}[H`,
-          arguments: { type: 'object', properties: { [`q${esc}[31m`]: { enum: [`a${esc}c`] } } },
+          arguments: { type: 'object', properties: { [`q${esc}[31m`]: { enum: [`a${esc}c`, `s\u009b31m`] } } },
         },
       ],
-      deps: { programs: [], syscalls: {}, secrets: [`s\u009b31m`] },
     });
     const file = await scratch.write('hostile.wasm', await buildImage(MINIMAL_WAT, hostile));
     const r = await runCli(['inspect', file]);
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-    expect(r.stdout).toContain('1.0\u241b[2J');
     expect(r.stdout.split('\n')).toContain('Looks fine\u241b]0;owned\u2407\u240d');
-    expect(r.stdout).toContain('q\u241b[31m?: "a\u241bc"');
-    expect(r.stdout).toContain('s\ufffd31m');
+    expect(r.stdout.split('\n')).toContain('second line\u241b[2J');
+    expect(r.stdout).toContain('q\u241b[31m?: "a\u241bc"|"s\ufffd31m"');
     // With colour on, the only escapes are the ones crab writes.
     const coloured = await runCli(['inspect', file], { env: { FORCE_COLOR: '1' } });
     expect(coloured.stdout).not.toContain(`${esc}[2J`);
     expect(coloured.stdout).not.toContain(`${esc}]0;`);
-    // --json is the manifest as it is: JSON escapes the characters itself.
-    expect(JSON.parse((await runCli(['inspect', '--json', file])).stdout).version).toBe(`1.0${esc}[2J`);
+    // --json is the manifest as it is, in JSON that escapes the characters, C1 included.
+    const json = await runCli(['inspect', '--json', file]);
+    expect(json.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(json.stdout).toContain('s\\u009b31m');
+    expect(JSON.parse(json.stdout)).toEqual(hostile);
   });
 });
 

@@ -77,10 +77,30 @@ function jsonCopy(value: unknown): unknown {
   return JSON.parse(text);
 }
 
-function fromAjv(error: ValidatorError, manifest: unknown): ManifestError {
+/** Where the schema keeps its rule for names and one-line labels (`$defs/line`): no control characters. */
+const LINE_RULE = '#/$defs/line/pattern';
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** What a value breaking the line rule holds, and where: `a control character (U+001B at index 3)`. */
+function controlCharacter(text: string): string {
+  const at = text.search(CONTROL);
+  const code = text.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0');
+  return `a control character (U+${code} at index ${at})`;
+}
+
+function fromAjv(error: ValidatorError & { propertyName?: string }, manifest: unknown): ManifestError {
   let path = error.instancePath;
   let problem = error.message ?? `fails "${error.keyword}"`;
-  if (error.keyword === 'required') {
+  if (error.schemaPath === LINE_RULE) {
+    // The pattern itself would say nothing a reader can act on. A member name (of deps.syscalls) is
+    // quoted rather than put in the path, where it would be raw.
+    const value = error.propertyName ?? at(manifest, path);
+    const what = typeof value === 'string' ? controlCharacter(value) : 'a control character';
+    problem = `${error.propertyName !== undefined ? 'a member name holds' : 'holds'} ${what}, which a name or a one-line label may not`;
+    const found = shortJson(value);
+    if (found !== undefined) problem += `, found ${found}`;
+    return new ManifestError('invalid-manifest', `invalid manifest at ${path || '/'}: ${problem}`, { path });
+  } else if (error.keyword === 'required') {
     const member = String((error.params as { missingProperty: string }).missingProperty);
     path = `${path}/${escapePointer(member)}`;
     problem = 'is required and missing';
@@ -174,6 +194,7 @@ function at(value: unknown, pointer: string): unknown {
 /** A scalar as JSON, cut short; objects and arrays are left to the path to locate. */
 function shortJson(value: unknown): string | undefined {
   if (value === undefined || (typeof value === 'object' && value !== null)) return undefined;
-  const text = JSON.stringify(value);
+  // JSON escapes C0 itself; DEL and C1 are escaped too, so a message quoting a value holds no control character.
+  const text = JSON.stringify(value).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

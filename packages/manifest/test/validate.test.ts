@@ -174,6 +174,39 @@ describe('validation and defaults', () => {
     invalid({ abi_version: 1, deps: { syscalls: { 'a/b': [2] } } }, '/deps/syscalls/a~1b/0');
   });
 
+  it('invalid-manifest: a control character in a name or a one-line label, saying which and where, quoted inertly', () => {
+    const esc = '\u001b';
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ version: `1.0${esc}[31mRED${esc}]0;pwned\u0007` }, '/version', 'U+001B at index 3'],
+      [{ homepage: 'https://example.com/\r' }, '/homepage', 'U+000D at index 20'],
+      [{ repository: 'git\u0000' }, '/repository', 'U+0000 at index 3'],
+      [{ deps: { programs: ['weather', `x${esc}[2Jy`] } }, '/deps/programs/1', 'U+001B at index 1'],
+      [{ deps: { secrets: ['key\u007f'] } }, '/deps/secrets/0', 'U+007F at index 3'],
+      [
+        { deps: { syscalls: { 'berm.http.fetch': ['api.example.com\u009b2J'] } } },
+        '/deps/syscalls/berm.http.fetch/0',
+        'U+009B at index 15',
+      ],
+      [{ deps: { syscalls: { 'berm.http\u0085fetch': [] } } }, '/deps/syscalls', 'U+0085 at index 9'],
+    ];
+    for (const [members, path, where] of cases) {
+      const error = invalid({ abi_version: 1, ...members }, path);
+      expect(error.message).toContain(`holds a control character (${where}), which a name or a one-line label may not`);
+      // The value is quoted with JSON escapes, C1 and DEL included: the message itself holds none.
+      expect(error.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+    // Prose and schemas are taken as written: line breaks, tabs, and whatever a schema's data allows.
+    const prose = Manifest.fromJSON({
+      abi_version: 1,
+      version: '2.0.0-rc.1+ünïcode',
+      description: 'Line one\n\tline two',
+      usage: `Say ${esc}[1mhi${esc}[0m`,
+      tools: [tool({ description: 'a\r\nb', arguments: { type: 'object', properties: { sep: { enum: ['\u0000', '\u001e'] } } } })],
+    });
+    expect(prose.data.usage).toBe(`Say ${esc}[1mhi${esc}[0m`);
+    expect(prose.tools[0]!.arguments).toEqual({ type: 'object', properties: { sep: { enum: ['\u0000', '\u001e'] } } });
+  });
+
   it('invalid-manifest from an image carries the same path', async () => {
     const image = await buildImage('(module)', [
       '{"abi_version":1,"tools":[{"name":"ok","arguments":true},{"name":"bad name","arguments":true}]}',

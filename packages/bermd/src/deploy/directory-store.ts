@@ -28,6 +28,7 @@ import { digestOf } from './checks.js';
 import { emptyUsage } from './gate.js';
 import type { HarnessMeta, HarnessStore, StoredHarness } from './store.js';
 import { decodeMeta, encodeMeta, onlyCurrent } from './store-codec.js';
+import { reached } from '../faults.js';
 
 const TEMP_PREFIX = '.tmp-';
 
@@ -131,19 +132,25 @@ export class DirectoryStore implements HarnessStore {
           : { ...current, bindings: { ...onlyCurrent(current), [meta.digest]: fresh } };
       await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
       await this.syncDir();
+      reached('store-bindings-written');
     }
     const imageTemp = await this.writeTemp(name, bytes);
+    reached('store-image-written');
     let metaTemp: string | undefined;
     try {
       metaTemp = await this.writeTemp(name, Buffer.from(encodeMeta(meta)));
+      reached('store-meta-written');
       await rename(imageTemp, this.imagePath(name));
+      reached('store-image-renamed');
       await rename(metaTemp, this.metaPath(name));
+      reached('store-meta-renamed');
     } catch (e) {
       await rm(imageTemp, { force: true });
       if (metaTemp !== undefined) await rm(metaTemp, { force: true });
       throw e;
     }
     await this.syncDir();
+    reached('store-synced');
   }
 
   async saveMeta(meta: HarnessMeta): Promise<void> {
@@ -156,6 +163,7 @@ export class DirectoryStore implements HarnessStore {
     let removed = true;
     try {
       await unlink(this.imagePath(name));
+      reached('undeploy-image-removed');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       removed = false;

@@ -21,6 +21,7 @@ import {
   type UsageRecord,
 } from './gate.js';
 import type { HarnessMeta, HarnessStore } from './store.js';
+import { reached } from '../faults.js';
 
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
 const USAGE_FLUSH_MS = 5000;
@@ -178,6 +179,7 @@ export class Registry {
   async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
+      reached('deploy-received');
       const { grants: grantSpecs, ...limits } = options.bindings ?? {};
       const { harness: checked, bindings } = await admit(bytes, { limits, grantSpecs }, this.policy, 'deploy');
       const previous = this.harnesses.get(name);
@@ -191,6 +193,7 @@ export class Registry {
         reported = gate.all;
       }
       const prepared = await this.hooks.prepare?.(name, checked);
+      reached('deploy-prepared');
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
       const lastUsedAt = previous?.lastUsedAt ?? null;
@@ -303,6 +306,7 @@ export class Registry {
         const h = this.harnesses.get(name);
         if (h === undefined) return;
         await this.store.saveMeta(metaOf(h));
+        reached('usage-written');
       },
       true,
     ).catch((e: unknown) => {

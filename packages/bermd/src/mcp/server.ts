@@ -129,13 +129,21 @@ export function buildMcpServer(core: McpCore, state: SessionState = {}): Server 
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: core.catalog.tools() }));
 
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(core, state, request.params.name, request.params.arguments, {
-      signal: extra.signal,
-      // Sent with the call, on its response stream, so the caller sees it before the result.
-      notify: (message) => extra.sendNotification({ method: 'notifications/message', params: message }),
-    }),
-  );
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    try {
+      return await callTool(core, state, request.params.name, request.params.arguments, {
+        signal: extra.signal,
+        // Sent with the call, on its response stream, so the caller sees it before the result.
+        notify: (message) => extra.sendNotification({ method: 'notifications/message', params: message }),
+      });
+    } finally {
+      // The fast path (fast-call.ts) logs the same line with its own `via`.
+      core.logger.debug(
+        { session: extra.sessionId, rpc_id: extra.requestId, tool: request.params.name, via: 'transport' },
+        'tools/call finished',
+      );
+    }
+  });
 
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: core.catalog.resources() }));
 

@@ -13,8 +13,12 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
 
-/** A session with no request under way and no stream open for this long is closed, so clients that vanish without a DELETE do not pile up. */
+/**
+ * A session with no request under way and no stream open for this long is closed, so clients that vanish
+ * without a DELETE do not pile up (the default of `--session-idle`).
+ */
 export const SESSION_IDLE_MS = 30 * 60 * 1000;
+/** How often idle sessions are looked for; more often when the idle time is shorter. */
 const SWEEP_MS = 60 * 1000;
 
 export class Session implements SessionState, FastCallSession {
@@ -56,11 +60,13 @@ export class McpSessions {
   private readonly sessions = new Map<string, Session>();
   readonly core: McpCore;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly idleMs: number;
   private closing = false;
 
-  constructor(core: McpCore) {
+  constructor(core: McpCore, idleMs: number = SESSION_IDLE_MS) {
     this.core = core;
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.idleMs = idleMs;
+    this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, idleMs));
     this.sweeper.unref();
   }
 
@@ -147,7 +153,7 @@ export class McpSessions {
 
   private sweep(): void {
     if (this.closing) return;
-    const cutoff = Date.now() - SESSION_IDLE_MS;
+    const cutoff = Date.now() - this.idleMs;
     for (const session of this.sessions.values()) {
       if (session.active === 0 && !session.streamOpen && session.lastSeen < cutoff) {
         this.core.logger.info({ session: session.id }, 'closing an idle mcp session');

@@ -8,6 +8,7 @@ import { connect, daemonFlags, shortDigest } from '../daemon.js';
 import { CliError } from '../failure.js';
 import { isBreaksCallers, renderRefusal, renderReported, windowText } from '../format/gate.js';
 import type { Paint } from '../format/paint.js';
+import { printableDeep } from '../format/printable.js';
 import { inputError } from '../input.js';
 
 export default class Deploy extends BaseCommand {
@@ -79,7 +80,9 @@ export default class Deploy extends BaseCommand {
 }
 
 /** The human view of a deploy: what was deployed, what was reported, what to know. */
-export function renderDeploy(result: DeployResult, paint: Paint, now: Date = new Date()): string {
+export function renderDeploy(answer: DeployResult, paint: Paint, now: Date = new Date()): string {
+  // The daemon's answer quotes the image (its version, names, break messages) and is untrusted itself.
+  const result = printableDeep(answer);
   const out: string[] = [];
   const what = result.replaced ? 'replaced' : 'deployed';
   out.push(

@@ -4,6 +4,7 @@ import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { ago, connect, daemonFlags, shortDigest } from '../daemon.js';
 import type { Paint } from '../format/paint.js';
+import { printableDeep } from '../format/printable.js';
 
 export default class Ls extends BaseCommand {
   static summary = 'List the deployed harnesses.';
@@ -51,8 +52,10 @@ export function grantsText(grants: GrantSet | undefined): string {
 }
 
 /** The human view of `berm ls`: one aligned row per harness under a header. */
-export function renderList(list: HarnessSummary[], paint: Paint, now: Date = new Date()): string {
-  if (list.length === 0) return paint.dim('no harnesses deployed');
+export function renderList(answer: HarnessSummary[], paint: Paint, now: Date = new Date()): string {
+  if (answer.length === 0) return paint.dim('no harnesses deployed');
+  // Versions come from images, and every cell from the daemon's answer: all of it is made printable.
+  const list = printableDeep(answer);
   const header = ['NAME', 'VERSION', 'TOOLS', 'DIGEST', 'DEPLOYED', 'LAST USED', 'LIMITS', 'GRANTS'];
   const rows = list.map((h) => {
     const tools = clip(h.tools.join(', '), MAX_TOOLS_WIDTH);

@@ -2,6 +2,7 @@ import type { BreaksCallersError, GatedBreak } from '@berm/client';
 import { describeDuration, SECOND_MS } from '@berm/protocol';
 import { ago } from '../daemon.js';
 import type { Paint } from './paint.js';
+import { printableDeep } from './printable.js';
 import { formatBreaksText } from './breaks/text.js';
 
 /**
@@ -31,13 +32,14 @@ function indented(text: string): string {
 
 /** The breaks a deploy went through with; those it was forced past say so. */
 export function renderReported(reported: readonly GatedBreak[], paint: Paint, now: Date = new Date()): string {
-  return [paint.yellow('reported:'), indented(formatBreaksText(reported, paint, { note: (items) => lastUse(items, now, true) }))].join(
-    '\n',
-  );
+  // Codes and times come from the daemon's answer as they are: made printable with the rest.
+  const breaks = printableDeep(reported);
+  return [paint.yellow('reported:'), indented(formatBreaksText(breaks, paint, { note: (items) => lastUse(items, now, true) }))].join('\n');
 }
 
 /** The breaks a deploy was refused for, then the others it would only have reported. */
-export function renderRefusal(error: BreaksCallersError, paint: Paint, now: Date = new Date()): string {
+export function renderRefusal(refusal: BreaksCallersError, paint: Paint, now: Date = new Date()): string {
+  const error = printableDeep(refusal);
   const note = (items: readonly GatedBreak[]): string => lastUse(items, now, false);
   const out = [
     paint.red(`refused: callers used these in the last ${windowText(error.window_seconds)}:`),

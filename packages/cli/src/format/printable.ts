@@ -1,10 +1,13 @@
 /**
- * Text from an image (names, descriptions, schema keys and values) reaches a terminal in the human
- * views, and an image is untrusted input: an escape sequence in its description could clear the
- * screen, retitle the window or forge output. Control characters (C0 but tab and line feed, DEL,
+ * The one escaping path for text the command line did not write itself: what an image declares
+ * (names, descriptions, schema keys and values), what a daemon answers (versions, notices, messages,
+ * times), what an input file holds. An image is untrusted input, and so is whatever answers at
+ * BERM_URL: an escape sequence in any of it could clear the screen, retitle the window or forge
+ * output. In every human view and error line, control characters (C0 but tab and line feed, DEL,
  * C1) are shown as their Unicode control pictures (ESC as ␛, CR as ␍), or � for C1, which has
  * none: visible, one character each, and left alone by the JSON the schema views quote values in.
- * Styles are applied after this, so crab's own escapes are the only ones written.
+ * Styles are applied after this, so crab's own escapes are the only ones written. JSON output goes
+ * through `jsonText`, which keeps the data as it is.
  */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
@@ -16,6 +19,15 @@ function picture(c: string): string {
 
 export function printable(text: string): string {
   return text.replace(CONTROL, picture);
+}
+
+/**
+ * `value` as indented JSON text with no control character in it: JSON.stringify escapes C0 (ESC is
+ * `\u001b`) but writes DEL and C1 as they are, and a terminal in UTF-8 reads U+009B as CSI; those are
+ * escaped too. The text parses to the same value.
+ */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** `value` with every string in it, object keys included, made printable. */

@@ -38,18 +38,42 @@ function neutralEnv(overrides: Record<string, string | undefined>): NodeJS.Proce
 }
 
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return runCliBytes(args, options).then((r) => ({ code: r.code, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') }));
+}
+
+/** `runCli` with stdout and stderr as the bytes the process wrote. */
+export function runCliBytes(args: string[], options: RunOptions = {}): Promise<{ code: number; stdout: Buffer; stderr: Buffer }> {
   const bin = join(repoRoot, 'bin', options.bin ?? 'crab');
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
       [bin, ...args],
-      { cwd: options.cwd ?? repoRoot, env: neutralEnv(options.env ?? {}), encoding: 'utf8' },
+      { cwd: options.cwd ?? repoRoot, env: neutralEnv(options.env ?? {}), encoding: 'buffer' },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== 'number') reject(error);
         else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
       },
     );
   });
+}
+
+/**
+ * Every control character in `bytes` but line feed and tab, as `U+001B at 12`: C0 and DEL read byte by
+ * byte, C1 as the characters UTF-8 encodes them as (bytes 0x80-0x9f also occur inside other characters).
+ * Bytes that are not UTF-8 are reported too: a lone 0x9b is CSI to a terminal that is not in UTF-8.
+ */
+export function controlCharacters(bytes: Uint8Array): string[] {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return ['bytes that are not UTF-8'];
+  }
+  const found: string[] = [];
+  for (const m of text.matchAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)) {
+    found.push(`U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} at ${m.index}`);
+  }
+  return found;
 }
 
 /** A temporary directory for one test file's fixtures. */

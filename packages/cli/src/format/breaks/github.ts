@@ -1,10 +1,13 @@
 import type { Break } from '@berm/manifest';
+import { printable } from '../printable.js';
 import { subjectOf } from './subject.js';
 
 /**
  * GitHub Actions workflow commands: one `::error` annotation per break. Escaping follows the
  * runner's rules (as @actions/core applies them): `%`, CR and LF in the message; those and
- * `:` and `,` in property values, which would otherwise end the value.
+ * `:` and `,` in property values, which would otherwise end the value. The other control
+ * characters are made printable: the runner's log view renders escape sequences, and so does a
+ * terminal.
  */
 export function formatBreaksGithub(breaks: readonly Break[]): string {
   if (breaks.length === 0) return 'No breaking changes.';
@@ -12,7 +15,8 @@ export function formatBreaksGithub(breaks: readonly Break[]): string {
     .map((item) => {
       const title = `${item.code} in ${subjectOf(item)}`;
       const where = item.path ? ` (at ${item.path})` : '';
-      return `::error title=${escapeProperty(title)}::${escapeData(item.message + where)}`;
+      // CR and LF are the runner's to decode (as %0D, %0A); the other control characters are shown.
+      return `::error title=${printable(escapeProperty(title))}::${printable(escapeData(item.message + where))}`;
     })
     .join('\n');
 }

@@ -1,6 +1,7 @@
 import type { Break } from '@berm/manifest';
+import { jsonText } from '../printable.js';
 
 /** The break objects as a JSON array, what `--json` prints too. */
 export function formatBreaksJson(breaks: readonly Break[]): string {
-  return JSON.stringify(breaks, null, 2);
+  return jsonText(breaks);
 }

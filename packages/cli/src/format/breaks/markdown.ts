@@ -1,10 +1,11 @@
 import type { Break } from '@berm/manifest';
+import { printableDeep } from '../printable.js';
 import { countBreaks, subjectOf } from './subject.js';
 
-/** A summary line and a table, for a pull-request comment. */
+/** A summary line and a table, for a pull-request comment (and often a terminal first: control characters are made printable). */
 export function formatBreaksMarkdown(breaks: readonly Break[]): string {
   if (breaks.length === 0) return '**No breaking changes.**';
-  const rows = breaks.map((item) => {
+  const rows = printableDeep(breaks).map((item) => {
     const [kind, ...name] = subjectOf(item).split(' ');
     const subject = name.length ? `${kind} ${code(name.join(' '))}` : kind!;
     return `| ${subject} | ${code(item.code)} | ${item.path ? code(item.path) : ''} | ${text(item.message)} |`;

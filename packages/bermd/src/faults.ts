@@ -1,0 +1,52 @@
+/**
+ * A test-only seam: `BERMD_FAULT_AT=STEP` in bermd's environment makes the process kill itself with
+ * SIGKILL when it reaches STEP, so the crash tests stop a deploy exactly where they mean to (each
+ * step below) rather than wherever a signal from outside happens to land. A step is a point between
+ * two writes that reach the disk; what a restart finds after each one is what the store promises.
+ *
+ * Only `main` arms it, from the environment it was started with: nothing a request carries can reach
+ * it. Unarmed (every real run), a step is one comparison.
+ */
+export const FAULT_STEPS = [
+  /** A deploy's body is read and its name accepted; nothing is checked yet. */
+  'deploy-received',
+  /** The image passed every check and the gate, and the runtime prepared it; nothing is stored yet. */
+  'deploy-prepared',
+  /** A deploy with bindings wrote its first metadata: the old image's, holding the new image's bindings too. */
+  'store-bindings-written',
+  /** The new image is in a temp file, synced; the metadata is not. */
+  'store-image-written',
+  /** The new metadata is in a temp file too. */
+  'store-meta-written',
+  /** The image is renamed into place: the deploy's commit point. The metadata still names the old image. */
+  'store-image-renamed',
+  /** The metadata is renamed into place; the directory is not yet synced. */
+  'store-meta-renamed',
+  /** The directory is synced: the deploy is durable and not yet answered. */
+  'store-synced',
+  /** An undeploy unlinked the image, its commit point; the metadata is still there. */
+  'undeploy-image-removed',
+  /** Usage recorded since the last write (within 5 s of a call) was written. */
+  'usage-written',
+] as const;
+
+export type FaultStep = (typeof FAULT_STEPS)[number];
+
+/** The environment variable that arms the seam. */
+export const FAULT_ENV = 'BERMD_FAULT_AT';
+
+let armed: FaultStep | undefined;
+
+/** Arms the seam at `step`; throws (and arms nothing) when `step` is not one of FAULT_STEPS, so a misspelt step never passes a test by never firing. */
+export function armFault(step: string): FaultStep {
+  if (!(FAULT_STEPS as readonly string[]).includes(step)) {
+    throw new Error(`${FAULT_ENV}=${step} names no step; the steps are ${FAULT_STEPS.join(', ')}`);
+  }
+  armed = step as FaultStep;
+  return armed;
+}
+
+/** Kills this process, at once and without cleanup, when the seam is armed at `step`. */
+export function reached(step: FaultStep): void {
+  if (armed === step) process.kill(process.pid, 'SIGKILL');
+}
