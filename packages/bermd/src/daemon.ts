@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildApp } from './app/index.js';
+import { buildApp, HostPolicy } from './app/index.js';
 import { controlPlugin } from './control/index.js';
 import { Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
@@ -39,7 +39,9 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
-} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs'>>;
+} & Partial<
+    Pick<DaemonOptions, 'host' | 'allowedHosts' | 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs'>
+  >;
 
 interface Prepared {
   runtime: PreparedHarness;
@@ -184,7 +186,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const mcpSessions = sessions;
   registry.onChange(() => mcpSessions.listsChanged());
 
-  const app = buildApp({ logger, bodyLimit: config.maxImageSize, token: config.token });
+  const hosts = new HostPolicy({ listen: config.host, allowed: config.allowedHosts });
+  const app = buildApp({ logger, bodyLimit: config.maxImageSize, token: config.token, hosts });
   const mcp = createMcpEndpoint({ sessions: mcpSessions });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
   void app.register(mcp.plugin);

@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { isLoopbackAddress } from './app/index.js';
 import { createDaemon, type Daemon } from './daemon.js';
 import { armFault, FAULT_ENV } from './faults.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
@@ -65,7 +66,14 @@ export async function main(argv: string[]): Promise<void> {
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stdout.write(`bermd listening on http://${host}:${port} (state: ${options.stateDir})\n`);
-  if (!isLoopback(options.host)) logger.warn({ host: options.host }, 'the control API is reachable from other machines');
+  if (!isLoopbackAddress(options.host)) {
+    logger.warn(
+      { host: options.host, auth: options.token !== undefined },
+      options.token !== undefined
+        ? 'the control API is reachable from other machines; every request must carry the token'
+        : 'the control API is reachable from other machines without auth (--insecure-no-auth)',
+    );
+  }
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
@@ -78,8 +86,4 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGTERM', (s) => void stop(s));
   process.once('SIGINT', (s) => void stop(s));
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }

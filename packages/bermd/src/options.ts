@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MIN_MEMORY_BYTES, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
+import { isLoopbackAddress, readAllowedHost } from './app/index.js';
 import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './deploy/index.js';
 import {
   DEFAULT_HTTP_MAX_BODY,
@@ -32,6 +33,10 @@ export interface DaemonOptions {
   maxImageSize: number;
   /** The bearer token every request must carry; undefined when auth is off. */
   token?: string;
+  /** Names requests may address bermd by (and web pages come from) besides the loopback ones and the listening address. */
+  allowedHosts: string[];
+  /** Listening beyond loopback without a token was asked for explicitly (`--insecure-no-auth`). */
+  insecureNoAuth: boolean;
   logLevel: string;
   /**
    * The daemon's limits, what a harness without its own runs under and the most a deploy may give one:
@@ -69,6 +74,7 @@ export class OptionsError extends Error {
 }
 
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
+             [--allowed-host NAME]... [--insecure-no-auth]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
              [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION]
@@ -76,7 +82,9 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
   --max-image-size  largest image a deploy accepts, in bytes (default 64M)
-  --token-file      file holding a bearer token every request must carry (default: no auth)
+  --token-file      file holding a bearer token every request must carry (default: no auth); required to listen beyond loopback
+  --allowed-host    a name requests may address bermd by besides localhost, 127.0.0.0/8 and [::1], e.g. a reverse proxy's (repeatable)
+  --insecure-no-auth  listen on a non-loopback address without --token-file: anyone who can reach the port deploys and calls
   --log-level       pino level for the structured log on stderr (default info)
   --call-timeout    wall-clock limit of one tool call, nested calls included: 500ms, 10s, 2m; a bare number is seconds (default 10s)
   --max-memory      most memory one guest instance may have (default 64M); an image starting above it is refused at deploy
@@ -139,6 +147,8 @@ const FLAGS = {
   state: { type: 'string' },
   'max-image-size': { type: 'string' },
   'token-file': { type: 'string' },
+  'allowed-host': { type: 'string', multiple: true },
+  'insecure-no-auth': { type: 'boolean' },
   'log-level': { type: 'string' },
   'call-timeout': { type: 'string' },
   'max-memory': { type: 'string' },
@@ -178,6 +188,19 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     }
     if (token === '') throw new OptionsError(`--token-file ${values['token-file']}: the file is empty`);
   }
+  const insecureNoAuth = values['insecure-no-auth'] ?? false;
+  if (!isLoopbackAddress(host) && token === undefined && !insecureNoAuth) {
+    throw new OptionsError(
+      `--listen ${values.listen}: ${host} is reachable from other machines, and without --token-file anyone who reaches it can deploy images ` +
+        "that run with the operator's secrets; give --token-file FILE, or --insecure-no-auth to accept that risk",
+    );
+  }
+  const allowedHosts = (values['allowed-host'] ?? []).map((value) => {
+    const name = readAllowedHost(value);
+    if (name === undefined)
+      throw new OptionsError(`--allowed-host ${value}: expected a host name or address without a port (every port is accepted)`);
+    return name;
+  });
   const limits: Limits = {
     timeout_ms: values['call-timeout'] === undefined ? DEFAULT_LIMITS.timeout_ms : duration(values['call-timeout'], '--call-timeout'),
     max_memory_bytes: values['max-memory'] === undefined ? DEFAULT_LIMITS.max_memory_bytes : size(values['max-memory'], '--max-memory'),
@@ -220,6 +243,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     stateDir,
     maxImageSize,
     token,
+    allowedHosts,
+    insecureNoAuth,
     logLevel: values['log-level'] ?? 'info',
     limits,
     maxCallDepth,

@@ -96,6 +96,9 @@ export const EXIT_CODES = {
   'image-too-large': EXIT.badInput,
   'unsupported-media-type': EXIT.badInput,
   'unauthorized': EXIT.badInput,
+  // The daemon does not answer to the name the address uses (a proxy it was not told of: --allowed-host).
+  'forbidden-host': EXIT.badInput,
+  'forbidden-origin': EXIT.badInput,
 
   // The daemon failed without an answer to give.
   'internal': EXIT.negative,

@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   'bad-limit': 400,
   'bad-grant': 400,
   unauthorized: 401,
+  'forbidden-host': 403,
+  'forbidden-origin': 403,
   'not-found': 404,
   'image-too-large': 413,
   'unsupported-media-type': 415,

@@ -1,15 +1,16 @@
 /**
  * The HTTP app every route of bermd lives in. The app holds what applies to every request, before any
- * plugin's route is reached: bodies read as bytes, the bearer token, answers that end their
- * connection once the daemon is closing, and the JSON 404. The rooms serve their routes as
- * encapsulated plugins registered into it (control/, mcp/), each with its own error handler; a check
- * every request must pass (a Host or Origin check, say) is one more hook here.
+ * plugin's route is reached: the Host and Origin checks, bodies read as bytes, the bearer token,
+ * answers that end their connection once the daemon is closing, and the JSON 404. The rooms serve their
+ * routes as encapsulated plugins registered into it (control/, mcp/), each with its own error handler; a
+ * check every request must pass is one more hook here.
  */
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { BermdError } from '../errors.js';
 import { replyWithError } from './errors.js';
+import { HostPolicy } from './hosts.js';
 
 export interface AppOptions {
   logger: Logger;
@@ -17,10 +18,25 @@ export interface AppOptions {
   bodyLimit: number;
   /** When set, every request must carry `Authorization: Bearer <token>`. */
   token?: string;
+  /** The names requests may address bermd by and come from; the loopback names alone when unset. */
+  hosts?: HostPolicy;
 }
 
 export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({ loggerInstance: options.logger as FastifyBaseLogger, bodyLimit: options.bodyLimit });
+
+  // First of all, for every route (a plugin's, the 404, whatever is served later): a request addressed to
+  // a name that is not this daemon's, or sent by a web page from elsewhere, is refused before anything
+  // reads it (hosts.ts says why). Thrown rather than answered, so each plugin's error handler answers in
+  // its own terms (JSON-RPC on /mcp).
+  const hosts = options.hosts ?? new HostPolicy();
+  app.addHook('onRequest', async (request) => {
+    const refusal = hosts.refusal(request.headers.host, request.headers.origin);
+    if (refusal !== undefined) {
+      request.log.info({ host: request.headers.host, origin: request.headers.origin, code: refusal.code }, 'request refused');
+      throw refusal;
+    }
+  });
 
   // Every body is taken as raw bytes whatever type the client declared: a deploy's is the image itself,
   // so `curl --data-binary @image.wasm` (form-encoded by default) deploys as well, and /mcp reads its

@@ -2,9 +2,10 @@
  * `/mcp` as a fastify plugin: POST carries JSON-RPC, GET opens a session's stream of server messages,
  * DELETE ends a session. Fastify reads and bounds the body; once the session is known, one of the
  * answerers (transport.ts) answers on the raw response (the reply is hijacked). What every request
- * passes first (the token) is the app's (app/); its errors are answered here, as JSON-RPC.
+ * passes first (Host and Origin, the token) is the app's (app/); its refusals are answered here, as JSON-RPC.
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '@berm/protocol';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { drainRejectedBody } from '../app/index.js';
 import { cancelledIds } from './fast-call.js';
@@ -36,37 +37,10 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-/** JSON-RPC's error shape, for answers given before a transport is involved. */
-function rpcError(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
-  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
-}
-
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || hostname === '::1' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
-
-/**
- * A browser page can POST to a loopback port; a DNS-rebound one then carries the attacker's Origin.
- * A request whose Origin is neither loopback nor the host it was sent to is refused (MCP's transport
- * specification asks servers to validate Origin). Clients outside a browser send no Origin.
- */
-function originAllowed(request: FastifyRequest): boolean {
-  const origin = request.headers.origin;
-  if (origin === undefined) return true;
-  let hostname: string;
-  try {
-    hostname = new URL(origin).hostname;
-  } catch {
-    return false;
-  }
-  if (isLoopbackHost(hostname)) return true;
-  const host = request.headers.host;
-  if (host === undefined) return false;
-  try {
-    return new URL(`http://${host}`).hostname === hostname;
-  } catch {
-    return false;
-  }
+/** JSON-RPC's error shape, for answers given before a transport is involved; `data` carries bermd's stable code when there is one. */
+function rpcError(reply: FastifyReply, status: number, code: number, message: string, data?: { code: string }): FastifyReply {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error, id: null });
 }
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
@@ -78,7 +52,6 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
 
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (closing) return rpcError(reply, 503, -32000, 'bermd is shutting down');
-    if (!originAllowed(request)) return rpcError(reply, 403, -32000, `requests from origin ${request.headers.origin} are not accepted`);
 
     let body: unknown;
     if (request.method === 'POST') {
@@ -141,7 +114,9 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
 
   const plugin: FastifyPluginAsync = async (app) => {
     // The app's error handler speaks the control API; a client of /mcp reads JSON-RPC.
-    app.setErrorHandler((error: FastifyError, request, reply) => {
+    app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+      // What the app refuses before the route (a foreign Host or Origin), in JSON-RPC's terms.
+      if (error instanceof ApiError) return rpcError(reply, error.status, -32000, error.message, { code: error.code });
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
         drainRejectedBody(request, reply, MAX_DRAIN);
         return rpcError(reply, 413, -32600, `the request body is larger than ${bodyLimit} bytes`);
