@@ -35,12 +35,24 @@ export interface Daemon {
 }
 
 export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'token' | 'limits' | 'maxCallDepth' | 'toolSeparator'> & {
-  /** Worker threads of the tool runtime; piscina's default (from the CPU count) when unset. */
+  /** Worker threads of the tool runtime, as a count (`--workers`) or bounds; by the sizing rule of `workersFor` when unset. */
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
 } & Partial<
-    Pick<DaemonOptions, 'host' | 'allowedHosts' | 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs'>
+    Pick<
+      DaemonOptions,
+      | 'host'
+      | 'allowedHosts'
+      | 'workers'
+      | 'maxQueue'
+      | 'serve'
+      | 'httpProxy'
+      | 'resolve'
+      | 'secrets'
+      | 'httpMaxBodyBytes'
+      | 'sessionIdleMs'
+    >
   >;
 
 interface Prepared {
@@ -104,7 +116,9 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     maxMemoryBytes: limits.max_memory_bytes,
     maxResultBytes: limits.max_result_bytes,
     maxCallDepth: config.maxCallDepth,
-    threads: config.threads,
+    maxConcurrency: limits.max_concurrency,
+    maxQueue: config.maxQueue,
+    threads: config.threads ?? (config.workers === undefined ? undefined : { max: config.workers }),
     hostServices: egress?.services(serve),
     log: (entry: GuestLogEntry) => {
       logger[PINO_LEVEL[entry.level] ?? 'info']({ harness: entry.harness, tool: entry.tool, guest: true }, entry.message);
@@ -119,7 +133,11 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           module: checked.module,
           manifest: checked.manifest.data,
           digest: checked.digest,
-          limits: { callTimeoutMs: checked.limits.timeout_ms, maxResultBytes: checked.limits.max_result_bytes },
+          limits: {
+            callTimeoutMs: checked.limits.timeout_ms,
+            maxResultBytes: checked.limits.max_result_bytes,
+            maxConcurrency: checked.limits.max_concurrency,
+          },
           context: egressContext(name, checked.declared, checked.grants),
         });
         return { runtime, listing: catalog.prepare(name, checked.manifest.data) };

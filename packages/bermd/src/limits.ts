@@ -1,5 +1,22 @@
 /** The daemon's limits when its operator sets none (`bermd --call-timeout` and the others). */
+import os from 'node:os';
 import type { Limits } from '@berm/protocol';
+
+const CORES = os.availableParallelism();
+
+/**
+ * How many calls entering through one harness run at once: every core but one, so a harness whose calls
+ * all spin leaves a core to the daemon and to everyone else (at least 1).
+ */
+export const DEFAULT_MAX_CONCURRENCY = Math.max(1, CORES - 1);
+
+/**
+ * The worker pool for a per-harness limit of `maxConcurrency`: that many, plus half the cores (rounded up,
+ * at least one) that a harness at its limit leaves to the others. 2 cores: 1 + 1; 4: 3 + 2; 8: 7 + 4.
+ */
+export function workersFor(maxConcurrency: number): number {
+  return maxConcurrency + Math.max(1, Math.ceil(CORES / 2));
+}
 
 /**
  * 10 s a call, 64 MiB of guest memory, and 1 MiB of result: a result is JSON text a model will read, so
@@ -11,7 +28,15 @@ export const DEFAULT_LIMITS: Readonly<Limits> = {
   timeout_ms: 10_000,
   max_memory_bytes: 64 * 1024 * 1024,
   max_result_bytes: 1024 * 1024,
+  max_concurrency: DEFAULT_MAX_CONCURRENCY,
 };
 
 /** How deep `berm.call` may nest. */
 export const DEFAULT_MAX_CALL_DEPTH = 4;
+
+/**
+ * How many calls one harness may have waiting for a worker. A waiting call holds its arguments (up to
+ * the 4 MiB an /mcp body may be) and its request; more waiting than a few time limits' worth of calls
+ * only turns a quick refusal into a slow timeout.
+ */
+export const DEFAULT_MAX_QUEUE = 64;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MIN_MEMORY_BYTES, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
+import { MIN_MEMORY_BYTES, readCountLimit, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
 import { isLoopbackAddress, readAllowedHost } from './app/index.js';
 import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './deploy/index.js';
 import {
@@ -14,7 +14,7 @@ import {
   SecretsFileError,
   type ResolveEntry,
 } from './egress/index.js';
-import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from './limits.js';
+import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from './limits.js';
 import { SESSION_IDLE_MS } from './mcp/index.js';
 
 const PROXY = SYSCALL.httpProxy;
@@ -42,9 +42,14 @@ export interface DaemonOptions {
    * The daemon's limits, what a harness without its own runs under and the most a deploy may give one:
    * the wall-clock limit of one tool call (nested calls included), the most memory one guest instance
    * may have (an image starting above it is refused at deploy), and the longest result a tool may
-   * answer (and host-call request a guest may make).
+   * answer (and host-call request a guest may make), and how many calls entering through one harness may
+   * run at once.
    */
   limits: Limits;
+  /** Worker threads running tool calls: always more than `limits.max_concurrency`, so a harness at its limit leaves some to others. */
+  workers: number;
+  /** How many calls one harness may have waiting for a worker; past that a call is refused as busy. */
+  maxQueue: number;
   /** How deep `berm.call` may nest; 0 refuses the first nested call. */
   maxCallDepth: number;
   /** Between harness and tool in MCP tool names. */
@@ -76,6 +81,7 @@ export class OptionsError extends Error {
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
              [--allowed-host NAME]... [--insecure-no-auth]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
+             [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
              [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION]
 
@@ -90,6 +96,9 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --max-memory      most memory one guest instance may have (default 64M); an image starting above it is refused at deploy
   --max-result-size longest result a tool may answer (default 1M)
   --max-call-depth  how deep berm.call may nest; 0 refuses the first nested call (default ${DEFAULT_MAX_CALL_DEPTH})
+  --max-concurrency how many calls entering through one harness run at once; the others wait their turn (default ${DEFAULT_LIMITS.max_concurrency}, the cores but one)
+  --workers         worker threads running calls, more than --max-concurrency (default: --max-concurrency plus half the cores, at least 1 more)
+  --max-queue       how many calls one harness may have waiting for a worker; past that a call is refused as busy (default ${DEFAULT_MAX_QUEUE})
   --tool-separator  between harness and tool in MCP tool names, from . _ - / (default ${DEFAULT_TOOL_SEPARATOR})
   --breaks-window   a redeploy that breaks a tool or event used this recently is refused unless forced: 30d, 12h, 90m; a bare number is seconds; 0 refuses none (default 30d)
   --serve           syscalls beyond the ABI's own to serve, from ${SERVABLE_SYSCALLS.join(', ')} (default: none)
@@ -130,6 +139,12 @@ function duration(value: string, flag: string): number {
   return ms;
 }
 
+function count(value: string, flag: string): number {
+  const n = readCountLimit(flag, value);
+  if (typeof n === 'string') throw new OptionsError(n);
+  return n;
+}
+
 function parseCount(value: string, flag: string): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value)))
     throw new OptionsError(`${flag} ${value}: expected a whole number`);
@@ -154,6 +169,9 @@ const FLAGS = {
   'max-memory': { type: 'string' },
   'max-result-size': { type: 'string' },
   'max-call-depth': { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  workers: { type: 'string' },
+  'max-queue': { type: 'string' },
   'tool-separator': { type: 'string' },
   'breaks-window': { type: 'string' },
   serve: { type: 'string', multiple: true },
@@ -206,7 +224,16 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     max_memory_bytes: values['max-memory'] === undefined ? DEFAULT_LIMITS.max_memory_bytes : size(values['max-memory'], '--max-memory'),
     max_result_bytes:
       values['max-result-size'] === undefined ? DEFAULT_LIMITS.max_result_bytes : size(values['max-result-size'], '--max-result-size'),
+    max_concurrency:
+      values['max-concurrency'] === undefined ? DEFAULT_LIMITS.max_concurrency : count(values['max-concurrency'], '--max-concurrency'),
   };
+  const workers = values.workers === undefined ? workersFor(limits.max_concurrency) : count(values.workers, '--workers');
+  if (workers <= limits.max_concurrency) {
+    throw new OptionsError(
+      `--workers ${workers}: must be more than --max-concurrency (${limits.max_concurrency}), or one harness at its limit would hold every worker`,
+    );
+  }
+  const maxQueue = values['max-queue'] === undefined ? DEFAULT_MAX_QUEUE : parseCount(values['max-queue'], '--max-queue');
   if (limits.max_memory_bytes < MIN_MEMORY_BYTES)
     throw new OptionsError(`--max-memory ${values['max-memory']}: must be at least 64K (one wasm page)`);
   const maxCallDepth =
@@ -247,6 +274,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     insecureNoAuth,
     logLevel: values['log-level'] ?? 'info',
     limits,
+    workers,
+    maxQueue,
     maxCallDepth,
     toolSeparator,
     breaksWindowMs,

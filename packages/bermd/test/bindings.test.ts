@@ -19,11 +19,22 @@ const K = 1024;
 const M = 1024 * 1024;
 
 /** The daemon's own limits in these tests: every harness's are at most these. */
-const DAEMON_ARGS = ['--serve', 'berm.http.fetch', '--call-timeout', '5s', '--max-memory', '4M', '--max-result-size', '64K'];
+const DAEMON_ARGS = [
+  '--serve',
+  'berm.http.fetch',
+  '--call-timeout',
+  '5s',
+  '--max-memory',
+  '4M',
+  '--max-result-size',
+  '64K',
+  '--max-concurrency',
+  '3',
+];
 
 interface Detail {
   digest: string;
-  limits: { timeout_ms: number; max_memory_bytes: number; max_result_bytes: number };
+  limits: { timeout_ms: number; max_memory_bytes: number; max_result_bytes: number; max_concurrency: number };
   grants: { syscalls: Record<string, string[]>; secrets: string[] };
   bindings: Record<string, unknown>;
 }
@@ -62,7 +73,10 @@ describe('deploy bindings', () => {
       ['timeout=6s', 422, 'limit-above-daemon'],
       ['max_memory=8M', 422, 'limit-above-daemon'],
       ['max_result_size=1M', 422, 'limit-above-daemon'],
+      ['max_concurrency=4', 422, 'limit-above-daemon'],
       ['timeout=soon', 400, 'bad-limit'],
+      ['max_concurrency=0', 400, 'bad-limit'],
+      ['max_concurrency=1.5', 400, 'bad-limit'],
       ['max_memory=1K', 400, 'bad-limit'],
       ['timeout=1s&timeout=2s', 400, 'bad-request'],
       // A misspelt parameter never deploys with everything granted.
@@ -98,18 +112,19 @@ describe('deploy bindings', () => {
       let f = await detail(d, 'f');
       expect(f.grants).toEqual({ syscalls: { 'berm.http.fetch': ['api.example.com', '*.example.org'] }, secrets: ['example'] });
       expect(f.bindings).toEqual({});
-      expect(f.limits).toEqual({ timeout_ms: 5000, max_memory_bytes: 4 * M, max_result_bytes: 64 * K });
+      expect(f.limits).toEqual({ timeout_ms: 5000, max_memory_bytes: 4 * M, max_result_bytes: 64 * K, max_concurrency: 3 });
 
       await client.deploy('f', fetcher, {
         grants: ['berm.http.fetch=API.example.org,*.deep.example.org', 'secret=example'],
         timeout: '1.5s',
         maxResultSize: '8K',
+        maxConcurrency: 2,
       });
       f = await detail(d, 'f');
       const grants = { syscalls: { 'berm.http.fetch': ['api.example.org', '*.deep.example.org'] }, secrets: ['example'] };
       expect(f.grants).toEqual(grants);
-      expect(f.limits).toEqual({ timeout_ms: 1500, max_memory_bytes: 4 * M, max_result_bytes: 8 * K });
-      expect(f.bindings).toEqual({ timeout_ms: 1500, max_result_bytes: 8 * K, grants });
+      expect(f.limits).toEqual({ timeout_ms: 1500, max_memory_bytes: 4 * M, max_result_bytes: 8 * K, max_concurrency: 2 });
+      expect(f.bindings).toEqual({ timeout_ms: 1500, max_result_bytes: 8 * K, max_concurrency: 2, grants });
 
       await client.deploy('f', fetcher, { grants: ['syscall=berm.http.fetch'] });
       f = await detail(d, 'f');
@@ -195,6 +210,8 @@ describe('bindings across restarts', () => {
           '2s',
           '--max-memory',
           '1M',
+          '--max-concurrency',
+          '1',
           '--grant',
           'berm.http.fetch=api.example.net:8443',
           '--grant',
@@ -216,14 +233,14 @@ describe('bindings across restarts', () => {
       expect(JSON.parse(json.stdout)).toEqual([
         expect.objectContaining({
           name: 'f',
-          limits: { timeout_ms: 2000, max_memory_bytes: M, max_result_bytes: 64 * K },
+          limits: { timeout_ms: 2000, max_memory_bytes: M, max_result_bytes: 64 * K, max_concurrency: 1 },
           grants,
-          bindings: { timeout_ms: 2000, max_memory_bytes: M, grants },
+          bindings: { timeout_ms: 2000, max_memory_bytes: M, max_concurrency: 1, grants },
         }),
       ]);
       const table = await runCli(['ls'], { bin: 'berm', env: after });
       const row = table.stdout.trimEnd().split('\n')[1]!.split(/ {3,}/);
-      expect(row.slice(6)).toEqual(['2s/1M/64K', 'berm.http.fetch=api.example.net:8443 secret=example']);
+      expect(row.slice(6)).toEqual(['2s/1M/64K/1', 'berm.http.fetch=api.example.net:8443 secret=example']);
     } finally {
       await d.stop();
       await removeDir(stateDir);

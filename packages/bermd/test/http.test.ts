@@ -8,6 +8,7 @@ import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/h
 import { exited, removeDir, startDaemon, tempDir, type RunningDaemon, BERMD_BIN } from './daemon.js';
 import { refusals } from './refusals.js';
 import { spawn } from 'node:child_process';
+import { DEFAULT_LIMITS } from '../dist/limits.js';
 
 const sha256 = (bytes: Uint8Array): string => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
@@ -63,7 +64,7 @@ describe('bermd control API', () => {
         events: [],
         deployed_at: expect.any(String),
         last_used_at: null,
-        limits: { timeout_ms: 10_000, max_memory_bytes: 64 * 1024 * 1024, max_result_bytes: 1024 * 1024 },
+        limits: { ...DEFAULT_LIMITS },
         grants: { syscalls: {}, secrets: [] },
         bindings: {},
       },

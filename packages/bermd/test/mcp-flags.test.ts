@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode, type McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseOptions } from 'bermd';
 import type { ManifestData } from '@berm/manifest';
 import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
@@ -254,6 +255,18 @@ describe('--token-file', () => {
 });
 
 describe('the runtime and naming options', () => {
+  it('sizes the pool above the per-harness limit, by the rule or as given', async () => {
+    const defaults = await parseOptions([]);
+    if (defaults === 'help') throw new Error('no help asked for');
+    expect(defaults.workers).toBeGreaterThan(defaults.limits.max_concurrency);
+    expect(defaults.maxQueue).toBe(64);
+    expect(await parseOptions(['--max-concurrency', '3', '--workers', '4', '--max-queue', '0'])).toMatchObject({
+      limits: { max_concurrency: 3 },
+      workers: 4,
+      maxQueue: 0,
+    });
+  });
+
   function run(args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
     const child = spawn(process.execPath, [BERMD_BIN, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -273,6 +286,9 @@ describe('the runtime and naming options', () => {
       [['--max-call-depth', 'two'], /--max-call-depth two: expected a whole number/],
       [['--tool-separator', 'x'], /--tool-separator "x": use 1 to 8 of the characters/],
       [['--tool-separator', ''], /--tool-separator "": use 1 to 8 of the characters/],
+      [['--max-concurrency', '0'], /--max-concurrency 0: must be at least 1/],
+      [['--max-concurrency', '2', '--workers', '2'], /--workers 2: must be more than --max-concurrency \(2\)/],
+      [['--max-queue', 'lots'], /--max-queue lots: expected a whole number/],
     ];
     for (const [args, message] of cases) {
       const r = await run(args);

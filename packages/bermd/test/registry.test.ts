@@ -8,6 +8,7 @@ import { digestOf, Registry } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, tempDir } from './daemon.js';
 import { refusals } from './refusals.js';
+import { DEFAULT_LIMITS } from '../dist/limits.js';
 
 const logger = pino({ level: 'silent' });
 let stateDir: string;
@@ -63,7 +64,7 @@ describe('Registry', () => {
         deployed_at: '2026-01-01T00:00:01.000Z',
         last_used_at: null,
         // No bindings: the daemon's limits (the runtime's defaults here), and everything declared (nothing) granted.
-        limits: { timeout_ms: 10_000, max_memory_bytes: 64 * 1024 * 1024, max_result_bytes: 1024 * 1024 },
+        limits: { ...DEFAULT_LIMITS },
         grants: { syscalls: {}, secrets: [] },
         bindings: {},
       },

@@ -142,8 +142,14 @@ describe('calls that end in the guest', () => {
   });
 
   it('serves 200 concurrent calls, each with its own answer', async () => {
-    const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => r.runner.call('basic', 'echo', { i })));
-    expect(outcomes.map(ok)).toEqual(Array.from({ length: 200 }, (_, i) => ({ i })));
+    const many = recordingRunner({ maxQueue: 200 });
+    try {
+      await deploy(many.runner, 'basic', basic);
+      const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => many.runner.call('basic', 'echo', { i })));
+      expect(outcomes.map(ok)).toEqual(Array.from({ length: 200 }, (_, i) => ({ i })));
+    } finally {
+      await many.runner.close();
+    }
   });
 });
 

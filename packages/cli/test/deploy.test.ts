@@ -14,7 +14,8 @@ let scratch: Scratch;
 const files: Record<string, string> = {};
 
 beforeAll(async () => {
-  d = await startDaemon();
+  // A per-harness concurrency of its own, so `berm ls` shows the same limits on every machine.
+  d = await startDaemon({ args: ['--max-concurrency', '2'] });
   scratch = await Scratch.create();
   files.echo = await scratch.write('echo.wasm', await harnessImage(manifestWithTools(['echo', 'size'])));
   files.caller = await scratch.write(
@@ -125,8 +126,8 @@ describe('berm ls and berm undeploy', { timeout: 90_000 }, () => {
     for (const row of rows) {
       expect(row[3]).toMatch(/^[0-9a-f]{12}$/);
       expect(row[5]).toBe('never');
-      // The daemon's limits (time/memory/result), and nothing declared, so nothing granted.
-      expect(row.slice(6)).toEqual(['10s/64M/1M', '-']);
+      // The daemon's limits (time/memory/result/calls at once), and nothing declared, so nothing granted.
+      expect(row.slice(6)).toEqual(['10s/64M/1M/2', '-']);
     }
 
     r = await runCli(['ls', '--json'], { bin: 'berm', env: env() });

@@ -18,6 +18,8 @@ export interface Limits {
   max_memory_bytes: number;
   /** The longest result (and host-call request) read from the harness's instances. */
   max_result_bytes: number;
+  /** How many calls entering through the harness may run at once (the others wait their turn). */
+  max_concurrency: number;
 }
 
 /** Limits a deploy sets; absent members are the daemon's. */

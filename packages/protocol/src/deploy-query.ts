@@ -3,15 +3,15 @@
  * its image (the body stays the image, so a deploy is one request). Encoded by the client, decoded by
  * the daemon, here once so the two read the same parameters the same way.
  *
- * `timeout` is a duration, `max_memory` and `max_result_size` sizes (units.ts); `grant` repeats, and
+ * `timeout` is a duration, `max_memory` and `max_result_size` sizes, `max_concurrency` a count (units.ts); `grant` repeats, and
  * its values are read by the daemon against the image (see bermd's deploy/bindings.ts).
  */
 import type { LimitBindings } from './api.js';
 import { ApiError } from './errors.js';
-import { MIN_MEMORY_BYTES, readDurationLimit, readSizeLimit } from './units.js';
+import { MIN_MEMORY_BYTES, readCountLimit, readDurationLimit, readSizeLimit } from './units.js';
 
 /** Every parameter a deploy takes, in the order its messages list them. */
-export const DEPLOY_PARAMS = ['force', 'timeout', 'max_memory', 'max_result_size', 'grant'] as const;
+export const DEPLOY_PARAMS = ['force', 'timeout', 'max_memory', 'max_result_size', 'max_concurrency', 'grant'] as const;
 
 /**
  * The query as JSON Schema, for a server that validates it before the decoder reads it: every
@@ -25,6 +25,7 @@ export const DEPLOY_QUERY_SCHEMA = {
     timeout: { type: 'string' },
     max_memory: { type: 'string' },
     max_result_size: { type: 'string' },
+    max_concurrency: { type: 'string' },
     grant: { type: 'array', items: { type: 'string' } },
   },
   additionalProperties: false,
@@ -48,6 +49,8 @@ export interface DeployOptions {
   maxMemory?: string | number;
   /** The harness's own result size limit, below the daemon's: `256K`, or a number of bytes. */
   maxResultSize?: string | number;
+  /** How many of the harness's calls may run at once, at most the daemon's. */
+  maxConcurrency?: string | number;
   /**
    * What the harness is granted, when less than everything it declares: `syscall=berm.http.fetch`,
    * `berm.http.fetch=api.example.com`, `secret=example`, or `none`. Without grants, everything declared is.
@@ -62,6 +65,7 @@ export function encodeDeployQuery(options: DeployOptions): string {
   if (options.timeout !== undefined) query.set('timeout', typeof options.timeout === 'number' ? `${options.timeout}ms` : options.timeout);
   if (options.maxMemory !== undefined) query.set('max_memory', String(options.maxMemory));
   if (options.maxResultSize !== undefined) query.set('max_result_size', String(options.maxResultSize));
+  if (options.maxConcurrency !== undefined) query.set('max_concurrency', String(options.maxConcurrency));
   for (const grant of options.grants ?? []) query.append('grant', grant);
   const text = query.toString();
   return text === '' ? '' : `?${text}`;
@@ -115,12 +119,14 @@ export function decodeDeployQuery(query: ParsedQuery): DeployRequest {
   const timeout = limit(query, 'timeout', readDurationLimit);
   const memory = limit(query, 'max_memory', readSizeLimit);
   const result = limit(query, 'max_result_size', readSizeLimit);
+  const concurrency = limit(query, 'max_concurrency', readCountLimit);
   if (memory !== undefined && memory < MIN_MEMORY_BYTES) {
     throw new ApiError('bad-limit', `max_memory ${memory}: must be at least 64K (one wasm page)`, { parameter: 'max_memory' });
   }
   if (timeout !== undefined) limits.timeout_ms = timeout;
   if (memory !== undefined) limits.max_memory_bytes = memory;
   if (result !== undefined) limits.max_result_bytes = result;
+  if (concurrency !== undefined) limits.max_concurrency = concurrency;
   const grant = query.grant;
   if (grant === undefined) return { force, limits };
   return { force, limits, grants: Array.isArray(grant) ? grant : [grant] };

@@ -23,6 +23,7 @@ export {
   formatSize,
   readDurationLimit,
   readSizeLimit,
+  readCountLimit,
   MIN_MEMORY_BYTES,
   DURATION_UNITS,
   SIZE_UNITS,

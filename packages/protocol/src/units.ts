@@ -7,6 +7,8 @@
  * Sizes: a whole number of bytes, or with `K`, `M` or `G` (powers of 1024), in either case and
  * optionally followed by `i` and `B`: `1048576`, `512K`, `64M`, `64MiB`, `1gb`.
  *
+ * Counts: a whole number, `4`.
+ *
  * Parsing answers undefined for text outside the grammar, and the value otherwise, which the caller
  * bounds (a time limit is at least 1 ms, the breaks window may be 0) with its own message.
  */
@@ -96,4 +98,13 @@ export function readSizeLimit(name: string, text: string): number | string {
   if (bytes === undefined) return `${name} ${text}: expected a byte count such as 1048576, 512K or 64M`;
   if (bytes < 1 || !Number.isSafeInteger(bytes)) return `${name} ${text}: must be at least 1 byte`;
   return bytes;
+}
+
+/** A count limit (a whole number, at least 1), or what is wrong with `text`, after `${name} ${text}: `. */
+export function readCountLimit(name: string, text: string): number | string {
+  const written = text.trim();
+  if (!/^\d+$/.test(written)) return `${name} ${text}: expected a whole number such as 4`;
+  const n = Number(written);
+  if (n < 1 || !Number.isSafeInteger(n)) return `${name} ${text}: must be at least 1`;
+  return n;
 }

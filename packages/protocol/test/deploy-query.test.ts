@@ -30,12 +30,13 @@ describe('the deploy query', () => {
       timeout: 1500,
       maxMemory: '16M',
       maxResultSize: 4096,
+      maxConcurrency: 2,
       grants: ['secret=a', 'berm.http.fetch=api.example.com'],
     });
     expect(search.startsWith('?')).toBe(true);
     expect(decodeDeployQuery(parsed(search))).toEqual({
       force: true,
-      limits: { timeout_ms: 1500, max_memory_bytes: 16 * 1024 * 1024, max_result_bytes: 4096 },
+      limits: { timeout_ms: 1500, max_memory_bytes: 16 * 1024 * 1024, max_result_bytes: 4096, max_concurrency: 2 },
       grants: ['secret=a', 'berm.http.fetch=api.example.com'],
     });
     expect(encodeDeployQuery({})).toBe('');
@@ -71,5 +72,11 @@ describe('the deploy query', () => {
       message: 'max_memory 1024: must be at least 64K (one wasm page)',
     });
     expect(refusal({ max_result_size: '0' })).toMatchObject({ code: 'bad-limit', details: { parameter: 'max_result_size' } });
+    expect(refusal({ max_concurrency: '0' })).toMatchObject({ code: 'bad-limit', message: 'max_concurrency 0: must be at least 1' });
+    expect(refusal({ max_concurrency: 'two' })).toMatchObject({
+      code: 'bad-limit',
+      message: 'max_concurrency two: expected a whole number such as 4',
+      details: { parameter: 'max_concurrency' },
+    });
   });
 });

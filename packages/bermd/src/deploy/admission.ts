@@ -76,6 +76,7 @@ export async function admit(
   if (request.limits.timeout_ms !== undefined) bindings.timeout_ms = request.limits.timeout_ms;
   if (request.limits.max_memory_bytes !== undefined) bindings.max_memory_bytes = request.limits.max_memory_bytes;
   if (request.limits.max_result_bytes !== undefined) bindings.max_result_bytes = request.limits.max_result_bytes;
+  if (request.limits.max_concurrency !== undefined) bindings.max_concurrency = request.limits.max_concurrency;
   const { limits, clamped } = effectiveLimits(bindings, policy.bounds);
   const checked = await checkImage(bytes, policy.checks, { maxMemoryBytes: limits.max_memory_bytes });
   refuseBadHostPatterns(checked.manifest);

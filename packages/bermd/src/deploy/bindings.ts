@@ -1,6 +1,6 @@
 /**
  * Operator bindings: what the operator gives one harness at deploy, beside what its image declares.
- * Limits (time, memory, result size) and grants (syscalls, the hosts reached through them, secrets).
+ * Limits (time, memory, result size, concurrency) and grants (syscalls, the hosts reached through them, secrets).
  *
  * The rules, after the design this project follows for bindings: a binding grants explicitly and never
  * more than the image asks for. Without grants, a harness is granted everything it declares (and the
@@ -124,6 +124,9 @@ export function checkLimits(request: LimitBindings, bounds: Limits): void {
   if (request.max_result_bytes !== undefined && request.max_result_bytes > bounds.max_result_bytes) {
     over.push(`max_result_size ${request.max_result_bytes} bytes is above the daemon's ${bounds.max_result_bytes} (--max-result-size)`);
   }
+  if (request.max_concurrency !== undefined && request.max_concurrency > bounds.max_concurrency) {
+    over.push(`max_concurrency ${request.max_concurrency} is above the daemon's ${bounds.max_concurrency} (--max-concurrency)`);
+  }
   if (over.length > 0) {
     throw new BermdError('limit-above-daemon', `a harness's limits may only be lower than the daemon's: ${over.join('; ')}`, {
       limits: over,
@@ -147,6 +150,7 @@ export function effectiveLimits(bindings: LimitBindings, bounds: Limits): { limi
       timeout_ms: pick(bindings.timeout_ms, bounds.timeout_ms, 'timeout'),
       max_memory_bytes: pick(bindings.max_memory_bytes, bounds.max_memory_bytes, 'max_memory'),
       max_result_bytes: pick(bindings.max_result_bytes, bounds.max_result_bytes, 'max_result_size'),
+      max_concurrency: pick(bindings.max_concurrency, bounds.max_concurrency, 'max_concurrency'),
     },
     clamped,
   };

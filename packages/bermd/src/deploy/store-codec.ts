@@ -42,13 +42,14 @@ export function decodeBindings(value: unknown): Bindings | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   const out: Bindings = {};
-  const count = (key: 'timeout_ms' | 'max_memory_bytes' | 'max_result_bytes'): void => {
+  const count = (key: 'timeout_ms' | 'max_memory_bytes' | 'max_result_bytes' | 'max_concurrency'): void => {
     const n = v[key];
     if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) out[key] = n;
   };
   count('timeout_ms');
   count('max_memory_bytes');
   count('max_result_bytes');
+  count('max_concurrency');
   const g = v.grants as Record<string, unknown> | undefined;
   if (typeof g === 'object' && g !== null) {
     const syscalls: Record<string, string[]> = {};

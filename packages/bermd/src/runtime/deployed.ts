@@ -15,6 +15,8 @@ export interface HarnessLimits {
   callTimeoutMs?: number;
   /** The longest result (and host-call request) read from this harness's instances, wherever in a chain they run. */
   maxResultBytes?: number;
+  /** How many calls entering through this harness may run at once; the runner's limit when unset, never above it. */
+  maxConcurrency?: number;
 }
 
 export interface HarnessInput {
@@ -52,6 +54,7 @@ export interface Entry {
   callsOthers: boolean;
   needsChecks: boolean;
   callTimeoutMs: number;
+  maxConcurrency: number;
   context: unknown;
 }
 
@@ -86,12 +89,16 @@ export class DeployedSet {
   private readonly owners = new WeakMap<ProgramPayload, Entry>();
   private nextKey = 1;
 
-  constructor(private readonly defaults: { callTimeoutMs: number; maxResultBytes: number; maxCallDepth: number }) {}
+  constructor(private readonly defaults: { callTimeoutMs: number; maxResultBytes: number; maxCallDepth: number; maxConcurrency: number }) {}
 
   set(name: string, prepared: PreparedHarness): void {
     const { module, manifest, digest, limits = {} } = prepared.input;
     const callTimeoutMs = positiveInteger('limits.callTimeoutMs', limits.callTimeoutMs ?? this.defaults.callTimeoutMs, 1);
     const maxResultBytes = positiveInteger('limits.maxResultBytes', limits.maxResultBytes ?? this.defaults.maxResultBytes, 1);
+    const maxConcurrency = Math.min(
+      positiveInteger('limits.maxConcurrency', limits.maxConcurrency ?? this.defaults.maxConcurrency, 1),
+      this.defaults.maxConcurrency,
+    );
     const bare: ProgramPayload = {
       name,
       key: this.nextKey++,
@@ -112,6 +119,7 @@ export class DeployedSet {
       callsOthers: prepared.callsOthers,
       needsChecks: prepared.callsOthers || prepared.emits,
       callTimeoutMs,
+      maxConcurrency,
       context: prepared.input.context,
     };
     this.owners.set(entry.bare, entry);

@@ -50,8 +50,10 @@ export type CallErrorCode =
   | 'guest-error'
   /** The guest trapped (unreachable, out-of-bounds access, stack overflow, ...). */
   | 'trap'
-  /** The call ran past `callTimeoutMs`; its worker was terminated. */
+  /** The call ran past `callTimeoutMs` (waiting for a worker included); its worker was terminated, or it never started. */
   | 'timeout'
+  /** Its harness already had `maxQueue` calls waiting for a worker; it did not run. */
+  | 'busy'
   /** The caller aborted the call (its `signal`); the worker was terminated if the guest was running. */
   | 'cancelled'
   /** The host could not give the guest its memory, or the worker ran out of heap. */

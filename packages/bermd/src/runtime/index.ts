@@ -4,6 +4,8 @@ export {
   DEFAULT_MAX_MEMORY_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_MAX_CALL_DEPTH,
+  DEFAULT_MAX_CONCURRENCY,
+  DEFAULT_MAX_QUEUE,
   type RunnerOptions,
   type CallOptions,
   type CallOutcome,

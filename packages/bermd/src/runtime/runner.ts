@@ -3,7 +3,9 @@
  *
  * Guest code never runs on the main thread: a pool of worker threads (piscina) runs each call, and a
  * call that outlives `callTimeoutMs` is aborted, which makes piscina terminate that worker (the only way
- * to stop a guest spinning in a loop) while the other workers keep serving.
+ * to stop a guest spinning in a loop) while the other workers keep serving. Which call gets a worker is
+ * decided here, fairly between harnesses (fair-queue.ts); piscina is handed only calls that may run.
+ * A call's clock starts when it is accepted, so time spent waiting for a worker counts against its limit.
  *
  * How modules reach the workers: every task carries the `WebAssembly.Module`s it may need (the called
  * harness, plus, when it imports `berm.call`, each deployed program its calls can reach within the depth
@@ -17,9 +19,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from '../limits.js';
+import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
 import { DeployedSet, type Entry, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
 import { RunnerError, type CallError } from './errors.js';
+import { FairQueue, type Turn } from './fair-queue.js';
 import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
@@ -29,7 +32,8 @@ import type { GuestOutcome, ProgramPayload, Task, TaskResult, WorkerMessage } fr
 export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout_ms;
 export const DEFAULT_MAX_MEMORY_BYTES = DEFAULT_LIMITS.max_memory_bytes;
 export const DEFAULT_MAX_RESULT_BYTES = DEFAULT_LIMITS.max_result_bytes;
-export { DEFAULT_MAX_CALL_DEPTH };
+export const DEFAULT_MAX_CONCURRENCY = DEFAULT_LIMITS.max_concurrency;
+export { DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE };
 
 /** A `berm.log` line, tagged with the harness and tool whose instance wrote it. */
 export interface GuestLogEntry {
@@ -50,7 +54,7 @@ export interface EmittedEvent {
 }
 
 export interface RunnerOptions {
-  /** Wall-clock limit of one call, nested calls included, from the moment a worker starts it. */
+  /** Wall-clock limit of one call, nested calls included, from the moment the runner accepts it (waiting for a worker included). */
   callTimeoutMs?: number;
   /** The most memory one guest instance may have; see `capMemory`. */
   maxMemoryBytes?: number;
@@ -58,7 +62,14 @@ export interface RunnerOptions {
   maxResultBytes?: number;
   /** How deep `berm.call` may nest; 0 refuses the first nested call. */
   maxCallDepth?: number;
-  /** Worker threads: a fixed count, or piscina's bounds. Default: piscina's (from the CPU count). */
+  /** How many calls entering through one harness may run at once (a harness may set fewer). Never more than the pool holds. */
+  maxConcurrency?: number;
+  /** How many calls one harness may have waiting for a worker; a call past that is refused at once (`busy`). */
+  maxQueue?: number;
+  /**
+   * Worker threads: a fixed count, or bounds. Default: at most `workersFor(maxConcurrency)`, so that one
+   * harness at its limit leaves workers for the others; at least piscina's minimum (from the CPU count).
+   */
   threads?: number | { min?: number; max?: number };
   /** Receives every accepted `berm.log`. */
   log?: (entry: GuestLogEntry) => void;
@@ -93,6 +104,12 @@ interface CallState {
   /** What the task carries, so forwarded host calls are served with the deploys the worker runs. */
   programs: ProgramPayload[];
   timer?: NodeJS.Timeout;
+  /** When the call was accepted: its clock. */
+  accepted: number;
+  /** When it got a worker. */
+  started?: number;
+  /** Its place among the calls waiting for, or holding, a worker. */
+  turn?: Turn;
   controller: AbortController;
   timedOut: boolean;
   cancelled: boolean;
@@ -113,6 +130,10 @@ function workerScript(): string {
   throw new RunnerError('bad-option', `the runtime's worker script is missing (${fileURLToPath(here)}): build bermd first`);
 }
 
+function calls(n: number): string {
+  return `${n} call${n === 1 ? '' : 's'}`;
+}
+
 function safely(fn: () => void): void {
   try {
     fn();
@@ -127,7 +148,12 @@ export class ToolRunner {
   readonly maxMemoryBytes: number;
   readonly maxResultBytes: number;
   readonly maxCallDepth: number;
+  readonly maxConcurrency: number;
+  readonly maxQueue: number;
+  /** The pool's size: the most calls running at once. */
+  readonly workers: number;
   private readonly pool: Piscina<Task, TaskResult>;
+  private readonly queue: FairQueue;
   private readonly deployed: DeployedSet;
   private readonly calls = new Map<number, CallState>();
   private readonly log?: (entry: GuestLogEntry) => void;
@@ -141,21 +167,28 @@ export class ToolRunner {
     this.maxMemoryBytes = positiveInteger('maxMemoryBytes', options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES, 65536);
     this.maxResultBytes = positiveInteger('maxResultBytes', options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, 1);
     this.maxCallDepth = positiveInteger('maxCallDepth', options.maxCallDepth ?? DEFAULT_MAX_CALL_DEPTH, 0);
+    this.maxQueue = positiveInteger('maxQueue', options.maxQueue ?? DEFAULT_MAX_QUEUE, 0);
+    const threads = typeof options.threads === 'number' ? { min: options.threads, max: options.threads } : (options.threads ?? {});
+    if (threads.min !== undefined) positiveInteger('threads.min', threads.min, 1);
+    if (threads.max !== undefined) positiveInteger('threads.max', threads.max, 1);
+    const concurrency = positiveInteger('maxConcurrency', options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY, 1);
+    this.workers = threads.max ?? workersFor(concurrency);
+    // A pool no larger than one harness's limit would let that harness hold every worker.
+    this.maxConcurrency = Math.min(concurrency, this.workers);
     this.deployed = new DeployedSet({
       callTimeoutMs: this.callTimeoutMs,
       maxResultBytes: this.maxResultBytes,
       maxCallDepth: this.maxCallDepth,
+      maxConcurrency: this.maxConcurrency,
     });
+    this.queue = new FairQueue(this.workers, this.maxQueue);
     this.log = options.log;
     this.onEvent = options.onEvent;
     this.hostServices = options.hostServices ?? new Map();
-    const threads = typeof options.threads === 'number' ? { min: options.threads, max: options.threads } : (options.threads ?? {});
-    if (threads.min !== undefined) positiveInteger('threads.min', threads.min, 1);
-    if (threads.max !== undefined) positiveInteger('threads.max', threads.max, 1);
     this.pool = new Piscina<Task, TaskResult>({
       filename: workerScript(),
-      ...(threads.min !== undefined ? { minThreads: threads.min } : {}),
-      ...(threads.max !== undefined ? { maxThreads: threads.max } : {}),
+      ...(threads.min !== undefined ? { minThreads: Math.min(threads.min, this.workers) } : {}),
+      maxThreads: this.workers,
       // Piscina's default (0) ends a worker above minThreads as soon as it idles; a daemon's bursts
       // would then pay a thread start (tens of ms) each time.
       idleTimeout: 30_000,
@@ -230,42 +263,74 @@ export class ToolRunner {
     if (options.signal?.aborted)
       return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none };
 
+    const label = `${harness}.${tool}`;
     const callId = this.nextCallId++;
     const programs = this.deployed.programsFor(entry);
     const state: CallState = {
       entry,
       programs,
+      accepted: performance.now(),
       controller: new AbortController(),
       timedOut: false,
       cancelled: false,
       received: 0,
       expected: Number.POSITIVE_INFINITY,
-      tools: new Map([[`${harness}.${tool}`, { harness, tool }]]),
+      tools: new Map([[label, { harness, tool }]]),
       events: new Map(),
       options,
     };
+    let grant!: () => void;
+    const granted = new Promise<void>((resolve) => (grant = resolve));
+    const turn = this.queue.enter(harness, entry.maxConcurrency, () => {
+      state.started = performance.now();
+      grant();
+    });
+    if (turn === undefined) {
+      return {
+        error: {
+          code: 'busy',
+          message: `bermd is busy: ${this.maxQueue} calls of ${harness} are already waiting for a worker (--max-queue); ${label} did not run`,
+        },
+        reached: none,
+      };
+    }
+    state.turn = turn;
+    // The clock starts now: a call that waits for a worker spends its own time limit doing so.
+    state.timer = setTimeout(() => {
+      state.timedOut = true;
+      state.controller.abort();
+    }, entry.callTimeoutMs);
     const onAbort = (): void => {
       state.cancelled = true;
       state.controller.abort();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     this.calls.set(callId, state);
-    const task: Task = {
-      callId,
-      tool,
-      args: text,
-      programs,
-      limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
-    };
     let outcome: GuestOutcome;
     try {
-      const result = await this.pool.run(task, { signal: state.controller.signal });
-      state.expected = result.posted;
-      if (state.received < state.expected) await new Promise<void>((resolve) => (state.drained = resolve));
-      outcome = result.outcome;
+      if (!turn.started) {
+        const stopped = new Promise<void>((resolve) => state.controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await Promise.race([granted, stopped]);
+      }
+      if (!turn.started) {
+        outcome = { error: this.unstarted(state, label) };
+      } else {
+        const task: Task = {
+          callId,
+          tool,
+          args: text,
+          programs,
+          limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
+        };
+        const result = await this.pool.run(task, { signal: state.controller.signal });
+        state.expected = result.posted;
+        if (state.received < state.expected) await new Promise<void>((resolve) => (state.drained = resolve));
+        outcome = result.outcome;
+      }
     } catch (e) {
-      outcome = { error: this.failureOf(e, state, `${harness}.${tool}`) };
+      outcome = { error: this.failureOf(e, state, label) };
     } finally {
+      turn.leave();
       clearTimeout(state.timer);
       options.signal?.removeEventListener('abort', onAbort);
       this.calls.delete(callId);
@@ -273,16 +338,36 @@ export class ToolRunner {
     return { ...outcome, reached: { tools: [...state.tools.values()], events: [...state.events.values()] } };
   }
 
-  /** Stops every worker; calls still running end with `closed`. */
+  /** Stops every worker; calls still running or waiting end with `closed`. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const state of this.calls.values()) if (state.turn?.started === false) state.controller.abort();
     await this.pool.destroy();
   }
 
+  /** Why a call that waited for a worker never got one. */
+  private unstarted(state: CallState, label: string): CallError {
+    const waited = Math.round(performance.now() - state.accepted);
+    if (state.timedOut) {
+      const ahead = state.turn?.ahead ?? 0;
+      return {
+        code: 'timeout',
+        message:
+          `${label} waited ${waited} ms for a worker, its whole time limit of ${state.entry.callTimeoutMs} ms, and never ran ` +
+          `(${state.entry.name} runs at most ${calls(state.entry.maxConcurrency)} at once; ${ahead} of its calls were waiting ahead of this one)`,
+      };
+    }
+    if (state.cancelled) return { code: 'cancelled', message: `${label} was cancelled while it waited for a worker; it never ran` };
+    return { code: 'closed', message: `the tool runner closed while ${label} waited for a worker; it never ran` };
+  }
+
   private failureOf(e: unknown, state: CallState, label: string): CallError {
-    if (state.timedOut)
-      return { code: 'timeout', message: `${label} did not finish within ${state.entry.callTimeoutMs} ms and was stopped` };
+    if (state.timedOut) {
+      const waited = Math.round((state.started ?? state.accepted) - state.accepted);
+      const queued = waited > 0 ? `, ${waited} ms of it waiting for a worker,` : '';
+      return { code: 'timeout', message: `${label} did not finish within ${state.entry.callTimeoutMs} ms${queued} and was stopped` };
+    }
     if (state.cancelled) return { code: 'cancelled', message: `${label} was cancelled` };
     if (this.closed) return { code: 'closed', message: `the tool runner closed while ${label} was running` };
     const code = (e as { code?: unknown } | null)?.code;
@@ -327,14 +412,6 @@ export class ToolRunner {
   private onWorkerMessage(message: WorkerMessage): void {
     const state = this.calls.get(message.callId);
     switch (message.kind) {
-      case 'start':
-        if (state !== undefined) {
-          state.timer = setTimeout(() => {
-            state.timedOut = true;
-            state.controller.abort();
-          }, state.entry.callTimeoutMs);
-        }
-        break;
       case 'host':
         this.serveHost(state, message);
         break;

@@ -49,7 +49,6 @@ export interface TaskResult {
 
 /** Posted by a worker to the main thread while a task runs (piscina emits them as the pool's 'message'). */
 export type WorkerMessage =
-  | { callId: number; kind: 'start' }
   | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number }
   | { callId: number; kind: 'log'; harness: string; tool: string; level: string; message: string }
   | { callId: number; kind: 'event'; harness: string; tool: string; event: string; fields: unknown }

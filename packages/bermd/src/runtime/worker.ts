@@ -12,8 +12,6 @@ function send(message: WorkerMessage, transfer?: TransferListItem[]): void {
 
 export default function runTask(task: Task): TaskResult {
   const chain = new Chain(task.callId, task.programs, task.limits, send);
-  // The runner starts the call's clock on this message, so time spent queued for a worker is not counted.
-  chain.post({ kind: 'start' });
   const outcome = chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0);
   return { outcome, posted: chain.posted };
 }

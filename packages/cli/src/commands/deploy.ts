@@ -19,6 +19,7 @@ export default class Deploy extends BaseCommand {
     '<%= config.bin %> deploy echo examples/echo.wasm',
     'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm',
     '<%= config.bin %> deploy weather build/weather.wasm --timeout 5s --max-memory 16M --grant berm.http.fetch=api.example.com --grant secret=example',
+    '<%= config.bin %> deploy crawler build/crawler.wasm --max-concurrency 1',
   ];
 
   static args = {
@@ -32,6 +33,10 @@ export default class Deploy extends BaseCommand {
     timeout: Flags.string({ description: "this harness's call time limit, at most the daemon's: 500ms, 10s, 2m", helpValue: 'DURATION' }),
     'max-memory': Flags.string({ description: "this harness's guest memory cap, at most the daemon's: 16M, 512K", helpValue: 'SIZE' }),
     'max-result-size': Flags.string({ description: "this harness's result size limit, at most the daemon's: 256K", helpValue: 'SIZE' }),
+    'max-concurrency': Flags.string({
+      description: "how many of this harness's calls may run at once, at most the daemon's; the others wait their turn",
+      helpValue: 'N',
+    }),
     grant: Flags.string({
       description:
         'grant only what is listed (repeatable): syscall=NAME (with every host it declares), NAME=HOST[,HOST] (those hosts), secret=NAME[,NAME], or none; without --grant, everything the image declares is granted',
@@ -56,6 +61,7 @@ export default class Deploy extends BaseCommand {
         timeout: flags.timeout,
         maxMemory: flags['max-memory'],
         maxResultSize: flags['max-result-size'],
+        maxConcurrency: flags['max-concurrency'],
         grants: flags.grant,
       });
     } catch (e) {

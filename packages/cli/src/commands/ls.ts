@@ -9,7 +9,7 @@ import { printableDeep } from '../format/printable.js';
 export default class Ls extends BaseCommand {
   static summary = 'List the deployed harnesses.';
   static description =
-    "A table of the harnesses bermd holds: name, version, tools, digest, when deployed and when last used, the limits its calls run under (time/memory/result size) and what it is granted (syscalls with their hosts, secrets by name). With --json, the daemon's list as it answered it.";
+    "A table of the harnesses bermd holds: name, version, tools, digest, when deployed and when last used, the limits its calls run under (time/memory/result size/calls at once) and what it is granted (syscalls with their hosts, secrets by name). With --json, the daemon's list as it answered it.";
   static examples = ['<%= config.bin %> ls', '<%= config.bin %> ls --json'];
 
   static flags = { ...daemonFlags };
@@ -35,10 +35,12 @@ function clip(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 
-/** `10s/64M/1M`: time, memory and result size, as the daemon's flags and the deploy take them. */
+/** `10s/64M/1M/2`: time, memory, result size and calls at once, as the daemon's flags and the deploy take them. */
 export function limitsText(limits: HarnessLimits | undefined): string {
   if (limits === undefined) return '-';
-  return `${formatDuration(limits.timeout_ms)}/${formatSize(limits.max_memory_bytes)}/${formatSize(limits.max_result_bytes)}`;
+  // A daemon older than max_concurrency does not say it.
+  const concurrency = limits.max_concurrency === undefined ? '' : `/${limits.max_concurrency}`;
+  return `${formatDuration(limits.timeout_ms)}/${formatSize(limits.max_memory_bytes)}/${formatSize(limits.max_result_bytes)}${concurrency}`;
 }
 
 /** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */
