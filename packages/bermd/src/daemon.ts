@@ -52,6 +52,9 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'secrets'
       | 'httpMaxBodyBytes'
       | 'sessionIdleMs'
+      | 'maxSessions'
+      | 'headersTimeoutMs'
+      | 'requestTimeoutMs'
     >
   >;
 
@@ -200,12 +203,19 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     version: readVersion(),
     broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
   };
-  sessions = new McpSessions(core, config.sessionIdleMs);
+  sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions);
   const mcpSessions = sessions;
   registry.onChange(() => mcpSessions.listsChanged());
 
   const hosts = new HostPolicy({ listen: config.host, allowed: config.allowedHosts });
-  const app = buildApp({ logger, bodyLimit: config.maxImageSize, token: config.token, hosts });
+  const app = buildApp({
+    logger,
+    bodyLimit: config.maxImageSize,
+    token: config.token,
+    hosts,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+  });
   const mcp = createMcpEndpoint({ sessions: mcpSessions });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
   void app.register(mcp.plugin);

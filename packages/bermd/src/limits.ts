@@ -40,3 +40,12 @@ export const DEFAULT_MAX_CALL_DEPTH = 4;
  * only turns a quick refusal into a slow timeout.
  */
 export const DEFAULT_MAX_QUEUE = 64;
+
+/**
+ * How long a connection may take to send a request's head (its request line and headers), from when it
+ * opens or from its previous answer; and to send a whole request, body included. A client sending a byte
+ * now and then no longer holds a connection, and what it holds, for as long as it likes. Two minutes
+ * carry a 64 MiB image over a slow link; an answer may take as long as it needs (a long call, a stream).
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;

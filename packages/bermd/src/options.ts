@@ -14,8 +14,15 @@ import {
   SecretsFileError,
   type ResolveEntry,
 } from './egress/index.js';
-import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from './limits.js';
-import { SESSION_IDLE_MS } from './mcp/index.js';
+import {
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_CALL_DEPTH,
+  DEFAULT_MAX_QUEUE,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  workersFor,
+} from './limits.js';
+import { MAX_SESSIONS, SESSION_IDLE_MS } from './mcp/index.js';
 
 const PROXY = SYSCALL.httpProxy;
 
@@ -68,6 +75,12 @@ export interface DaemonOptions {
   httpMaxBodyBytes: number;
   /** An MCP session with no request under way and no stream open for this long is closed. */
   sessionIdleMs: number;
+  /** The most MCP sessions held at once. */
+  maxSessions: number;
+  /** How long a connection may take to send a request head (and stay idle between requests). */
+  headersTimeoutMs: number;
+  /** How long a connection may take to send a whole request, body included. */
+  requestTimeoutMs: number;
 }
 
 export class OptionsError extends Error {
@@ -83,7 +96,8 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
-             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION]
+             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N]
+             [--headers-timeout DURATION] [--request-timeout DURATION]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
@@ -106,7 +120,10 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --resolve         HOST:PORT:ADDRESS: direct requests to HOST on PORT connect to ADDRESS (repeatable, as curl's)
   --secrets         JSON file of secrets for {secret:NAME} in request headers; must not be readable by group or others
   --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)
-  --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)`;
+  --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)
+  --max-sessions    most MCP sessions held at once; at the cap the least recently used idle one is closed, and when all are in use a new one is refused (default ${MAX_SESSIONS})
+  --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
+  --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -180,6 +197,9 @@ const FLAGS = {
   secrets: { type: 'string' },
   'http-max-body': { type: 'string' },
   'session-idle': { type: 'string' },
+  'max-sessions': { type: 'string' },
+  'headers-timeout': { type: 'string' },
+  'request-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -264,6 +284,16 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   }
   const httpMaxBodyBytes = values['http-max-body'] === undefined ? DEFAULT_HTTP_MAX_BODY : size(values['http-max-body'], '--http-max-body');
   const sessionIdleMs = values['session-idle'] === undefined ? SESSION_IDLE_MS : duration(values['session-idle'], '--session-idle');
+  const maxSessions = values['max-sessions'] === undefined ? MAX_SESSIONS : count(values['max-sessions'], '--max-sessions');
+  const headersTimeoutMs =
+    values['headers-timeout'] === undefined ? DEFAULT_HEADERS_TIMEOUT_MS : duration(values['headers-timeout'], '--headers-timeout');
+  const requestTimeoutMs =
+    values['request-timeout'] === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : duration(values['request-timeout'], '--request-timeout');
+  // Node's HTTP server refuses a head's time longer than the whole request's.
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new OptionsError(
+      `--headers-timeout ${values['headers-timeout'] ?? '10s'}: must not be longer than --request-timeout (${requestTimeoutMs} ms)`,
+    );
   return {
     host,
     port,
@@ -285,6 +315,9 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     secrets,
     httpMaxBodyBytes,
     sessionIdleMs,
+    maxSessions,
+    headersTimeoutMs,
+    requestTimeoutMs,
   };
 }
 

@@ -55,7 +55,8 @@ describe('bermd /mcp', () => {
 
   beforeAll(async () => {
     // A time limit far beyond any test's, so that only a cancellation stops the spinning guest below.
-    d = await startDaemon({ args: ['--call-timeout', '2m'] });
+    // Lines long enough for the 100 concurrent calls of one harness below (64 wait at most by default).
+    d = await startDaemon({ args: ['--call-timeout', '2m', '--max-queue', '256'] });
     await deploy(d.url, 'basic', (await basicImage()).bytes);
     await deploy(d.url, 'inner', (await basicImage()).bytes);
     await deploy(d.url, 'relay', (await relayImage(['inner', 'ghost'])).bytes);

@@ -63,6 +63,7 @@ export const EXIT_CODES = {
   'connection-lost': EXIT.unreachable,
   'unexpected-response': EXIT.unreachable,
   'shutting-down': EXIT.unreachable,
+  'session-cap': EXIT.unreachable,
   // bermd refuses the image: deploy's negative answer.
   'not-wasm': EXIT.negative,
   'compile-error': EXIT.negative,

@@ -34,6 +34,8 @@ export const ERROR_STATUS = {
   'tool-name-collision': 409,
   'breaks-callers': 409,
   'shutting-down': 503,
+  /** Answered on /mcp (as JSON-RPC) to an `initialize` when every session bermd may hold is in use. */
+  'session-cap': 503,
   internal: 500,
 } as const;
 

@@ -9,6 +9,7 @@ import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { BermdError } from '../errors.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../limits.js';
 import { replyWithError } from './errors.js';
 import { HostPolicy } from './hosts.js';
 
@@ -20,10 +21,30 @@ export interface AppOptions {
   token?: string;
   /** The names requests may address bermd by and come from; the loopback names alone when unset. */
   hosts?: HostPolicy;
+  /** How long a connection may take to send a request head; also how long it may stay idle between requests. */
+  headersTimeoutMs?: number;
+  /** How long a connection may take to send a whole request, body included (never how long its answer takes). */
+  requestTimeoutMs?: number;
+}
+
+/** How often the HTTP server looks for connections past their time: often enough to cut them near it. */
+function checkingInterval(timeoutMs: number): number {
+  return Math.min(30_000, Math.max(100, Math.floor(timeoutMs / 10)));
 }
 
 export function buildApp(options: AppOptions): FastifyInstance {
-  const app = Fastify({ loggerInstance: options.logger as FastifyBaseLogger, bodyLimit: options.bodyLimit });
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const app = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    bodyLimit: options.bodyLimit,
+    // Node's HTTP server cuts a connection (408) whose request head, or whole request, is not in within
+    // its time. Fastify leaves the request timeout off unless given; the head's is Node's option, and Node
+    // looks for late connections every 30 s unless told to look more often.
+    requestTimeout,
+    keepAliveTimeout: headersTimeout,
+    http: { headersTimeout, connectionsCheckingInterval: checkingInterval(Math.min(headersTimeout, requestTimeout)) },
+  });
 
   // First of all, for every route (a plugin's, the 404, whatever is served later): a request addressed to
   // a name that is not this daemon's, or sent by a web page from elsewhere, is refused before anything

@@ -12,6 +12,6 @@ export {
   type SessionState,
   type EventMessage,
 } from './server.js';
-export { McpSessions, Session, SESSION_IDLE_MS } from './sessions.js';
+export { McpSessions, Session, SessionCapError, SESSION_IDLE_MS, MAX_SESSIONS } from './sessions.js';
 export { createMcpEndpoint, MCP_PATH, MAX_MCP_BODY, type McpEndpoint, type McpEndpointOptions } from './plugin.js';
 export { ANSWERERS, fastCall, sdkTransport, type McpAnswerer, type McpExchange } from './transport.js';

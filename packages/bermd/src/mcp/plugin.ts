@@ -8,8 +8,9 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { ApiError } from '@berm/protocol';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { drainRejectedBody } from '../app/index.js';
+import { BermdError } from '../errors.js';
 import { cancelledIds } from './fast-call.js';
-import type { McpSessions, Session } from './sessions.js';
+import { SessionCapError, type McpSessions, type Session } from './sessions.js';
 import { ANSWERERS, type McpAnswerer } from './transport.js';
 
 export const MCP_PATH = '/mcp';
@@ -70,7 +71,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       // 404 tells a client its session is gone, so it starts a new one (Streamable HTTP, "session management").
       if (session === undefined) return rpcError(reply, 404, -32001, 'Session not found');
     } else if (request.method === 'POST' && isInitializeRequest(body)) {
-      session = await sessions.open();
+      try {
+        session = await sessions.open();
+      } catch (e) {
+        if (!(e instanceof SessionCapError)) throw e;
+        throw new BermdError('session-cap', e.message, { cap: e.cap });
+      }
     } else {
       return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
     }

@@ -20,6 +20,20 @@ import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type Session
 export const SESSION_IDLE_MS = 30 * 60 * 1000;
 /** How often idle sessions are looked for; more often when the idle time is shorter. */
 const SWEEP_MS = 60 * 1000;
+/**
+ * The most sessions held at once (the default of `--max-sessions`). A session costs about 34 KB (its
+ * transport, its server, the SDK's handlers), measured as 5,000 `initialize`s raising bermd's RSS by
+ * 170 MB; 1,000 of them hold about 35 MB.
+ */
+export const MAX_SESSIONS = 1000;
+
+/** `open` at the cap when no session can be let go: every one has a request under way or its stream open. */
+export class SessionCapError extends Error {
+  constructor(readonly cap: number) {
+    super(`bermd is at its cap of ${cap} MCP sessions, all in use (--max-sessions); try again when one ends`);
+    this.name = 'SessionCapError';
+  }
+}
 
 export class Session implements SessionState, FastCallSession {
   level?: SessionState['level'];
@@ -61,11 +75,13 @@ export class McpSessions {
   readonly core: McpCore;
   private readonly sweeper: NodeJS.Timeout;
   private readonly idleMs: number;
+  private readonly maxSessions: number;
   private closing = false;
 
-  constructor(core: McpCore, idleMs: number = SESSION_IDLE_MS) {
+  constructor(core: McpCore, idleMs: number = SESSION_IDLE_MS, maxSessions: number = MAX_SESSIONS) {
     this.core = core;
     this.idleMs = idleMs;
+    this.maxSessions = maxSessions;
     this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, idleMs));
     this.sweeper.unref();
   }
@@ -78,8 +94,12 @@ export class McpSessions {
     return this.sessions.get(id);
   }
 
-  /** A session for an `initialize` request; it joins the map once the transport has given it an id. */
+  /**
+   * A session for an `initialize` request; it joins the map once the transport has given it an id.
+   * Throws `SessionCapError` at the cap when no session can make room (see `makeRoom`).
+   */
   async open(): Promise<Session> {
+    this.makeRoom();
     const session = new Session(
       this.core,
       (s) => {
@@ -93,6 +113,31 @@ export class McpSessions {
     );
     await session.server.connect(session.transport);
     return session;
+  }
+
+  /**
+   * At the cap, the least recently used idle session (no request under way, no stream open) is closed to
+   * make room: Streamable HTTP lets a server end a session at any time, and its client, answered 404,
+   * starts a new one. A client that keeps its stream open, as the SDK's does, is never the one let go, so
+   * a flood of `initialize`s pushes out only sessions nobody is listening on. When every session is in
+   * use, the new one is refused. (Sessions whose `initialize` is still being answered are not counted
+   * yet; each counts once it has its id, and the next `open` makes room for it.)
+   */
+  private makeRoom(): void {
+    while (this.sessions.size >= this.maxSessions) {
+      let oldest: Session | undefined;
+      for (const s of this.sessions.values()) {
+        if (s.active === 0 && !s.streamOpen && (oldest === undefined || s.lastSeen < oldest.lastSeen)) oldest = s;
+      }
+      if (oldest === undefined) throw new SessionCapError(this.maxSessions);
+      // Out of the map now, so the count drops at once; closing it ends its transport.
+      this.sessions.delete(oldest.id!);
+      this.core.logger.info(
+        { session: oldest.id, cap: this.maxSessions },
+        'closing the least recently used idle mcp session: at the session cap',
+      );
+      void oldest.server.close();
+    }
   }
 
   /** The session's GET stream is open (its headers are sent): send what it missed. */

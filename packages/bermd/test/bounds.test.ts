@@ -1,0 +1,217 @@
+// What a client can make bermd hold, bounded: MCP sessions (--max-sessions) and connections that send
+// their requests a byte at a time (--headers-timeout, --request-timeout), against real bermd processes
+// over raw sockets and HTTP.
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
+import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
+import { connect, deploy, type McpConnection } from './mcp-client.js';
+import { rawRequest } from './raw-http.js';
+
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const PROTOCOL = '2025-06-18';
+
+/** Starts a session over raw POSTs (initialize, then initialized) and answers its id. */
+async function initialize(base: string): Promise<string> {
+  const res = await rawRequest(base, {
+    method: 'POST',
+    path: '/mcp',
+    headers: MCP_HEADERS,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    }),
+  });
+  const id = res.headers['mcp-session-id'];
+  if (res.status !== 200 || typeof id !== 'string') throw new Error(`initialize answered ${res.status}: ${res.body}`);
+  const initialized = await rawRequest(base, {
+    method: 'POST',
+    path: '/mcp',
+    headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': PROTOCOL },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  expect(initialized.status).toBe(202);
+  return id;
+}
+
+/** The status a `tools/list` on session `id` is answered with. */
+async function listStatus(base: string, id: string): Promise<number> {
+  const res = await rawRequest(base, {
+    method: 'POST',
+    path: '/mcp',
+    headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': PROTOCOL },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+  });
+  return res.status;
+}
+
+/** Opens session `id`'s stream of server messages and resolves once its headers arrive (the stream is open). */
+function openStream(base: string, id: string): Promise<http.ClientRequest> {
+  const url = new URL('/mcp', base);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        headers: { accept: 'text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': PROTOCOL },
+        agent: false,
+      },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`GET /mcp answered ${res.statusCode}`));
+        res.on('error', () => {});
+        resolve(req);
+      },
+    );
+    req.on('error', () => {});
+    req.end();
+  });
+}
+
+describe('--max-sessions', () => {
+  let d: RunningDaemon;
+  let client: McpConnection;
+  beforeAll(async () => {
+    d = await startDaemon({ args: ['--max-sessions', '3'] });
+    // A client that keeps its stream open, as the SDK's does: never the one let go.
+    client = await connect(d.url);
+  });
+  afterAll(async () => {
+    await client.close();
+    await d.stop();
+    await removeDir(d.stateDir);
+  });
+
+  it('closes the least recently used idle session to make room, and refuses when every session is in use', async () => {
+    const older = await initialize(d.url);
+    const newer = await initialize(d.url);
+    // newer was used last; older has been idle longest.
+    expect(await listStatus(d.url, newer)).toBe(200);
+    const fourth = await initialize(d.url);
+    expect(await listStatus(d.url, older)).toBe(404);
+    expect(await listStatus(d.url, newer)).toBe(200);
+    expect(await listStatus(d.url, fourth)).toBe(200);
+    await d.waitForLog((e) => e.session === older && String(e.msg).includes('at the session cap'));
+
+    // With every session's stream open, there is nothing to let go: a new session is refused.
+    const streams = [await openStream(d.url, newer), await openStream(d.url, fourth)];
+    try {
+      const refused = await rawRequest(d.url, {
+        method: 'POST',
+        path: '/mcp',
+        headers: MCP_HEADERS,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+        }),
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers['mcp-session-id']).toBeUndefined();
+      expect(JSON.parse(refused.body)).toEqual({
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: 'bermd is at its cap of 3 MCP sessions, all in use (--max-sessions); try again when one ends',
+          data: { code: 'session-cap' },
+        },
+        id: null,
+      });
+      // Everyone holding a session is still served.
+      expect(await listStatus(d.url, newer)).toBe(200);
+      expect((await client.client.listTools()).tools).toEqual([]);
+
+      // A session that ends makes room.
+      const ended = await rawRequest(d.url, {
+        method: 'DELETE',
+        path: '/mcp',
+        headers: { 'mcp-session-id': fourth, 'mcp-protocol-version': PROTOCOL },
+      });
+      expect(ended.status).toBe(200);
+      const again = await initialize(d.url);
+      expect(await listStatus(d.url, again)).toBe(200);
+      expect(await listStatus(d.url, newer)).toBe(200);
+    } finally {
+      for (const stream of streams) stream.destroy();
+    }
+  });
+});
+
+/** A raw connection to `port`, with what the server sent and whether the server ended it. */
+function socketTo(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  let received = '';
+  let endedByServer = false;
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (received += chunk));
+  socket.on('end', () => (endedByServer = true));
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return { socket, closed, received: () => received, endedByServer: () => endedByServer };
+}
+
+/** Writes `text` one byte per `everyMs` until the socket closes (it never ends it itself). */
+function trickle(socket: net.Socket, text: string, everyMs = 100): void {
+  let at = 0;
+  const timer = setInterval(() => {
+    if (socket.destroyed) return clearInterval(timer);
+    socket.write(text[at++ % text.length]!);
+  }, everyMs);
+  socket.once('close', () => clearInterval(timer));
+}
+
+describe('--headers-timeout and --request-timeout', () => {
+  let d: RunningDaemon;
+  let client: McpConnection;
+  beforeAll(async () => {
+    d = await startDaemon({ args: ['--headers-timeout', '1s', '--request-timeout', '2s'] });
+    client = await connect(d.url);
+  });
+  afterAll(async () => {
+    await client.close();
+    await d.stop();
+    await removeDir(d.stateDir);
+  });
+
+  it('cuts a client that sends its headers a byte at a time, or nothing at all', async () => {
+    const slow = socketTo(d.port);
+    trickle(slow.socket, `GET /harnesses HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ${'a'.repeat(10_000)}`);
+    const idle = socketTo(d.port);
+    await Promise.all([slow.closed, idle.closed]);
+    for (const s of [slow, idle]) {
+      expect(s.endedByServer()).toBe(true);
+      expect(s.received()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    }
+    // Everyone else is served throughout.
+    expect((await fetch(`${d.url}/harnesses`)).status).toBe(200);
+  });
+
+  it('cuts a deploy whose body comes a byte at a time, and nothing is deployed', async () => {
+    const slow = socketTo(d.port);
+    slow.socket.write(
+      'PUT /harnesses/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/wasm\r\nContent-Length: 100000\r\n\r\n',
+    );
+    trickle(slow.socket, '\0asm');
+    await slow.closed;
+    expect(slow.endedByServer()).toBe(true);
+    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect((await fetch(`${d.url}/harnesses/slow`)).status).toBe(404);
+  });
+
+  it('never cuts an answer that takes longer than a request may: a session stream outlives both timeouts', async () => {
+    // The stream opened with the connection; a slow client opened after it is cut after the timeouts.
+    const slow = socketTo(d.port);
+    slow.socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n');
+    trickle(slow.socket, '{');
+    await slow.closed;
+    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+    const told = client.toolsChanged.next();
+    await deploy(d.url, 'late', await harnessImage(manifestWithTools(['echo'])));
+    await told;
+    expect((await client.client.listTools()).tools.map((t) => t.name)).toEqual(['late.echo']);
+  });
+});
