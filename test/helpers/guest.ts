@@ -271,6 +271,112 @@ export function relayManifest(programs: string[] = []): ManifestData {
   });
 }
 
+export const FLOOD_LOG = { level: 'info', message: 'flooding the log' };
+export const FLOOD_EVENT = { event: 'tick', fields: { n: 1 } };
+
+/**
+ * A guest that misbehaves in every way a caller must survive, each tool one way:
+ * - `spin`: loops forever
+ * - `hog`: grows its memory a page at a time until `memory.grow` is refused, then traps (`unreachable`), as an
+ *   allocator that cannot get its next page gives up
+ * - `recurse`: calls itself until the stack runs out
+ * - `log_flood` / `emit_flood`: sends FLOOD_LOG / FLOOD_EVENT forever, whatever the host answers (and lets
+ *   each answer go, so only the flood itself grows)
+ * - `ping`: calls `peer`'s `ping` through `berm.call`; answers `{"ok": ...}` as it came back, and a refusal
+ *   or failure `{"refused"|"failed": m}` as its own `{"error": m}`. Deployed as a and b, each the other's
+ *   peer, a call of a's ping goes a→b→a→... until the host refuses at the depth limit.
+ * (A result outside memory and one over the size limit are basicWat's `wild` and `huge`.)
+ */
+export function hostileWat(peer: string): string {
+  return `(module
+  (import "berm" "call" (func $host_call (param i32 i32) (result i64)))
+  (import "berm" "log" (func $host_log (param i32 i32) (result i64)))
+  (import "berm" "emit" (func $host_emit (param i32 i32) (result i64)))${prelude('1', {
+    flood_log: JSON.stringify(FLOOD_LOG),
+    flood_event: JSON.stringify(FLOOD_EVENT),
+    ping: JSON.stringify({ program: peer, tool: 'ping', args: {} }),
+    error_open: '{"error"',
+  })}
+
+  (func (export "berm_tool_spin") (param i32 i32) (result i64)
+    (loop $forever (br $forever))
+    (i64.const 0))
+
+  (func (export "berm_tool_hog") (param i32 i32) (result i64)
+    (loop $more
+      (br_if $more (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
+    unreachable)
+
+  (func $deeper (param $n i32) (result i32)
+    (i32.add (call $deeper (i32.add (local.get $n) (i32.const 1))) (i32.const 1)))
+  (func (export "berm_tool_recurse") (param i32 i32) (result i64)
+    (drop (call $deeper (i32.const 0)))
+    (i64.const 0))
+
+  (func (export "berm_tool_log_flood") (param i32 i32) (result i64) (local $mark i32)
+    (local.set $mark (global.get $next))
+    (loop $forever
+      (drop (call $host_log (global.get $flood_log_at) (global.get $flood_log_len)))
+      (global.set $next (local.get $mark))
+      (br $forever))
+    (i64.const 0))
+
+  (func (export "berm_tool_emit_flood") (param i32 i32) (result i64) (local $mark i32)
+    (local.set $mark (global.get $next))
+    (loop $forever
+      (drop (call $host_emit (global.get $flood_event_at) (global.get $flood_event_len)))
+      (global.set $next (local.get $mark))
+      (br $forever))
+    (i64.const 0))
+
+  (func (export "berm_tool_ping") (param i32 i32) (result i64)
+    (local $envelope i64) (local $at i32) (local $len i32) (local $colon i32) (local $start i32)
+    (local.set $envelope (call $host_call (global.get $ping_at) (global.get $ping_len)))
+    (local.set $at (call $ptr_of (local.get $envelope)))
+    (local.set $len (call $len_of (local.get $envelope)))
+    ;; {"ok": ...}: the third byte is o
+    (if (i32.eq (i32.load8_u (i32.add (local.get $at) (i32.const 2))) (i32.const 111))
+      (then (return (local.get $envelope))))
+    (block $found
+      (loop $scan
+        (br_if $found (i32.eq (i32.load8_u (i32.add (local.get $at) (local.get $colon))) (i32.const 58)))
+        (local.set $colon (i32.add (local.get $colon) (i32.const 1)))
+        (br $scan)))
+    (local.set $start (global.get $next))
+    (call $put_const (global.get $error_open_at) (global.get $error_open_len))
+    (call $put (i32.add (local.get $at) (local.get $colon)) (i32.sub (local.get $len) (local.get $colon)))
+    (call $since (local.get $start)))
+)`;
+}
+
+export function hostileManifest(peer: string): ManifestData {
+  return sampleManifest({
+    description: 'Misbehaves in every way a caller must survive',
+    usage: '',
+    tools: [
+      tool('spin', 'Loops forever.'),
+      tool('hog', 'Takes memory until it is refused, then traps.'),
+      tool('recurse', 'Recurses until the stack runs out.'),
+      tool('log_flood', 'Logs forever.'),
+      tool('emit_flood', 'Emits events forever.'),
+      tool('ping', `Calls ${peer}'s ping.`),
+    ],
+    events: [
+      {
+        name: 'tick',
+        description: 'A tick.',
+        fields: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+      },
+    ],
+    deps: { programs: [peer], syscalls: {}, secrets: [] },
+  });
+}
+
+export async function hostileImage(peer: string): Promise<GuestImage> {
+  const manifest = hostileManifest(peer);
+  return { bytes: await buildImage(hostileWat(peer), manifest), manifest };
+}
+
 export interface GuestImage {
   bytes: Uint8Array;
   manifest: ManifestData;

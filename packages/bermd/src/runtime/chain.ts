@@ -76,6 +76,20 @@ export class LoadedProgram implements ChainProgram {
   }
 }
 
+/**
+ * After a trap, whether the guest's memory could grow no further: a guest whose `memory.grow` was refused
+ * at its cap typically traps next (an allocator giving up), and its caller should hear why, not only
+ * "unreachable". The instance is done, so growing its memory by a page to find out harms nothing.
+ */
+function atCap(port: GuestPort): string {
+  try {
+    port.memory.grow(1);
+    return '';
+  } catch {
+    return ` (its memory is at its limit of ${memorySize(port)} bytes: it could not grow further)`;
+  }
+}
+
 function failure(code: CallError['code'], message: string): GuestOutcome {
   return { error: { code, message } };
 }
@@ -84,6 +98,7 @@ export class Chain implements CallChain {
   readonly limits: TaskLimits;
   posted = 0;
   private sent = 0;
+  private overspent = false;
   private readonly callId: number;
   private readonly programs: Map<string, LoadedProgram>;
   private readonly send: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
@@ -109,9 +124,19 @@ export class Chain implements CallChain {
     this.send({ ...body, callId: this.callId } as WorkerMessage, transfer);
   }
 
-  /** Counts `bytes` of logs and events against the call's budget; false (and nothing counted) when they do not fit. */
+  /**
+   * Counts `bytes` of logs and events against the call's budget; false (and nothing counted) when they do
+   * not fit. The first refusal is told to the runner, so a call that goes on flooding until its time limit
+   * is answered with why.
+   */
   spend(bytes: number): boolean {
-    if (this.sent + bytes > this.limits.maxResultBytes) return false;
+    if (this.sent + bytes > this.limits.maxResultBytes) {
+      if (!this.overspent) {
+        this.overspent = true;
+        this.post({ kind: 'spent', budget: this.limits.maxResultBytes });
+      }
+      return false;
+    }
     this.sent += bytes;
     return true;
   }
@@ -146,7 +171,7 @@ export class Chain implements CallChain {
     try {
       instance = new WebAssembly.Instance(program.payload.module, imports);
     } catch (e) {
-      return this.fault(e, `${label} could not be instantiated`);
+      return this.fault(e, `${label} could not be instantiated`, port);
     }
     const { memory, berm_alloc: alloc } = instance.exports;
     const entry = instance.exports[`berm_tool_${tool}`];
@@ -160,7 +185,7 @@ export class Chain implements CallChain {
       const ptr = writeGuest(port, bytes);
       packed = (entry as (ptr: number, len: number) => unknown)(ptr, bytes.length);
     } catch (e) {
-      return this.fault(e, label);
+      return this.fault(e, label, port);
     }
     return this.envelope(port, packed, label, program.payload.maxResultBytes);
   }
@@ -187,8 +212,9 @@ export class Chain implements CallChain {
   }
 
   /** A thrown guest failure as an outcome: traps by their V8 message, anything else by what it was. */
-  private fault(e: unknown, label: string): GuestOutcome {
-    if (e instanceof WebAssembly.RuntimeError) return failure('trap', `${label} trapped: ${e.message}`);
+  private fault(e: unknown, label: string, port?: GuestPort): GuestOutcome {
+    if (e instanceof WebAssembly.RuntimeError)
+      return failure('trap', `${label} trapped: ${e.message}${port === undefined ? '' : atCap(port)}`);
     if (e instanceof WebAssembly.LinkError || e instanceof WebAssembly.CompileError) return failure('bad-module', `${label}: ${e.message}`);
     if (e instanceof AbiViolation) return failure('bad-result', `${label}: ${e.message}`);
     if (e instanceof RangeError) {

@@ -113,6 +113,8 @@ interface CallState {
   controller: AbortController;
   timedOut: boolean;
   cancelled: boolean;
+  /** Its budget of log and event bytes, once spent. */
+  spent?: number;
   received: number;
   expected: number;
   drained?: () => void;
@@ -366,7 +368,14 @@ export class ToolRunner {
     if (state.timedOut) {
       const waited = Math.round((state.started ?? state.accepted) - state.accepted);
       const queued = waited > 0 ? `, ${waited} ms of it waiting for a worker,` : '';
-      return { code: 'timeout', message: `${label} did not finish within ${state.entry.callTimeoutMs} ms${queued} and was stopped` };
+      const flood =
+        state.spent === undefined
+          ? ''
+          : `; it had sent its ${state.spent} bytes of logs and events, and went on sending after they were refused`;
+      return {
+        code: 'timeout',
+        message: `${label} did not finish within ${state.entry.callTimeoutMs} ms${queued} and was stopped${flood}`,
+      };
     }
     if (state.cancelled) return { code: 'cancelled', message: `${label} was cancelled` };
     if (this.closed) return { code: 'closed', message: `the tool runner closed while ${label} was running` };
@@ -414,6 +423,9 @@ export class ToolRunner {
     switch (message.kind) {
       case 'host':
         this.serveHost(state, message);
+        break;
+      case 'spent':
+        if (state !== undefined) state.spent = message.budget;
         break;
       case 'reach':
         state?.tools.set(`${message.harness}.${message.tool}`, { harness: message.harness, tool: message.tool });

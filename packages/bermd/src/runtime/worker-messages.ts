@@ -50,6 +50,8 @@ export interface TaskResult {
 /** Posted by a worker to the main thread while a task runs (piscina emits them as the pool's 'message'). */
 export type WorkerMessage =
   | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number }
+  /** The call's budget of log and event bytes is spent: what it sends from now on is refused. */
+  | { callId: number; kind: 'spent'; budget: number }
   | { callId: number; kind: 'log'; harness: string; tool: string; level: string; message: string }
   | { callId: number; kind: 'event'; harness: string; tool: string; event: string; fields: unknown }
   /** A host call the main thread serves (http-fetch.ts): the worker waits on `flag` for the envelope on `reply`. */
