@@ -21,6 +21,7 @@ import {
   type McpCore,
   type SessionState,
 } from './mcp/index.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS } from './limits.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
 
@@ -30,7 +31,11 @@ export interface Daemon {
   runner: ToolRunner;
   catalog: ToolCatalog;
   sessions: McpSessions;
-  /** Stops in order: `/mcp` (calls under way answer, then sessions end), the app, the registry (usage written), the workers. */
+  /**
+   * Stops accepting (new connections, and new requests on open ones: 503 shutting-down), lets what is under
+   * way finish within the shutdown grace, then stops the calls still running (they answer `closed`) and
+   * cuts what still holds a connection; sessions end, usage is written, the workers stop.
+   */
   close(): Promise<void>;
 }
 
@@ -55,6 +60,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'maxSessions'
       | 'headersTimeoutMs'
       | 'requestTimeoutMs'
+      | 'shutdownGraceMs'
     >
   >;
 
@@ -229,8 +235,23 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     sessions: mcpSessions,
     close() {
       closed ??= (async () => {
-        await mcp.close();
-        await app.close();
+        const graceMs = config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+        const appClosed = app.close();
+        const mcpClosed = mcp.close();
+        const grace = setTimeout(() => {
+          logger.warn({ grace_ms: graceMs }, 'the shutdown grace is over: stopping the calls still running and cutting open connections');
+          // The calls answer `closed`, their answers go out, then whatever still holds a connection is cut.
+          void runner
+            .close()
+            .then(() => mcpClosed)
+            .finally(() => app.server.closeAllConnections());
+        }, graceMs);
+        try {
+          await mcpClosed;
+          await appClosed;
+        } finally {
+          clearTimeout(grace);
+        }
         await registry.close();
         await runner.close();
         await egress?.close();

@@ -49,3 +49,6 @@ export const DEFAULT_MAX_QUEUE = 64;
  */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+/** On SIGTERM, how long what is under way (calls, deploys, requests) may take to finish before it is stopped. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;

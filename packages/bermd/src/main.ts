@@ -1,9 +1,9 @@
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { isLoopbackAddress } from './app/index.js';
 import { createDaemon, type Daemon } from './daemon.js';
 import { armFault, FAULT_ENV } from './faults.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
-import { redactingStream } from './egress/index.js';
+import { redactingStream, Secrets, SecretsFileError } from './egress/index.js';
 
 /** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
 export async function main(argv: string[]): Promise<void> {
@@ -22,11 +22,12 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
-  // With secrets held, every log line passes a last check for their values before it is written.
+  // With a secrets file, every log line passes a last check for their values before it is written (the
+  // values SIGHUP reads later included).
   const destination = pino.destination({ dest: 2, sync: true });
   const logger = pino(
     { name: 'bermd', level: options.logLevel },
-    options.secrets.size > 0 ? redactingStream(destination, options.secrets) : destination,
+    options.secretsFile !== undefined ? redactingStream(destination, options.secrets) : destination,
   );
 
   // The crash tests' seam (faults.ts), armed from the environment only.
@@ -62,19 +63,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : options.port;
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  process.stdout.write(`bermd listening on http://${host}:${port} (state: ${options.stateDir})\n`);
-  if (!isLoopbackAddress(options.host)) {
-    logger.warn(
-      { host: options.host, auth: options.token !== undefined },
-      options.token !== undefined
-        ? 'the control API is reachable from other machines; every request must carry the token'
-        : 'the control API is reachable from other machines without auth (--insecure-no-auth)',
-    );
-  }
-
+  // Before the listening line, which is what a supervisor (or a test) waits for before it signals.
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return;
@@ -86,4 +75,42 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.once('SIGTERM', (s) => void stop(s));
   process.once('SIGINT', (s) => void stop(s));
+  // Node's default for SIGHUP ends the process; here it rotates secrets.
+  process.on('SIGHUP', () => void rereadSecrets(options, logger));
+
+  if (!isLoopbackAddress(options.host)) {
+    logger.warn(
+      { host: options.host, auth: options.token !== undefined },
+      options.token !== undefined
+        ? 'the control API is reachable from other machines; every request must carry the token'
+        : 'the control API is reachable from other machines without auth (--insecure-no-auth)',
+    );
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  process.stdout.write(`bermd listening on http://${host}:${port} (state: ${options.stateDir})\n`);
+}
+
+/**
+ * SIGHUP: reads the secrets file again and holds what it says from now on, without a restart. The log
+ * names what was added, removed and changed, never a value; a file that no longer reads (gone, open to
+ * others, not the JSON it must be) keeps the secrets held, and the log says why.
+ */
+async function rereadSecrets(options: DaemonOptions, logger: Logger): Promise<void> {
+  const file = options.secretsFile;
+  if (file === undefined) {
+    logger.info({ signal: 'SIGHUP' }, 'SIGHUP: there is no secrets file to read again (--secrets)');
+    return;
+  }
+  let next: Secrets;
+  try {
+    next = await Secrets.load(file);
+  } catch (e) {
+    if (!(e instanceof SecretsFileError)) throw e;
+    logger.error({ signal: 'SIGHUP', reason: e.message }, 'SIGHUP: the secrets file could not be read; the secrets held are kept');
+    return;
+  }
+  const change = options.secrets.replace(next);
+  logger.info({ signal: 'SIGHUP', ...change, held: options.secrets.size }, 'SIGHUP: secrets read again');
 }

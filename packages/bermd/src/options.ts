@@ -20,6 +20,7 @@ import {
   DEFAULT_MAX_CALL_DEPTH,
   DEFAULT_MAX_QUEUE,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SHUTDOWN_GRACE_MS,
   workersFor,
 } from './limits.js';
 import { MAX_SESSIONS, SESSION_IDLE_MS } from './mcp/index.js';
@@ -71,6 +72,10 @@ export interface DaemonOptions {
   resolve: ResolveEntry[];
   /** Secret values held for harnesses (`--secrets`); none by default. */
   secrets: Secrets;
+  /** The file they were read from, read again on SIGHUP. */
+  secretsFile?: string;
+  /** How long calls under way at SIGTERM may take to finish before they are stopped. */
+  shutdownGraceMs: number;
   /** The longest response body handed to a guest by the HTTP syscalls. */
   httpMaxBodyBytes: number;
   /** An MCP session with no request under way and no stream open for this long is closed. */
@@ -97,7 +102,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
              [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N]
-             [--headers-timeout DURATION] [--request-timeout DURATION]
+             [--headers-timeout DURATION] [--request-timeout DURATION] [--shutdown-grace DURATION]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
@@ -118,12 +123,13 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --serve           syscalls beyond the ABI's own to serve, from ${SERVABLE_SYSCALLS.join(', ')} (default: none)
   --http-proxy      the proxy berm.http.proxy sends through (http://HOST:PORT); required to serve berm.http.proxy
   --resolve         HOST:PORT:ADDRESS: direct requests to HOST on PORT connect to ADDRESS (repeatable, as curl's)
-  --secrets         JSON file of secrets for {secret:NAME} in request headers; must not be readable by group or others
+  --secrets         JSON file of secrets for {secret:NAME} in request headers; must not be readable by group or others; SIGHUP reads it again
   --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)
   --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)
   --max-sessions    most MCP sessions held at once; at the cap the least recently used idle one is closed, and when all are in use a new one is refused (default ${MAX_SESSIONS})
   --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
-  --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer`;
+  --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer
+  --shutdown-grace  on SIGTERM, how long calls and requests under way may take to finish before they are stopped (default 10s)`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -200,6 +206,7 @@ const FLAGS = {
   'max-sessions': { type: 'string' },
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
+  'shutdown-grace': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -289,6 +296,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     values['headers-timeout'] === undefined ? DEFAULT_HEADERS_TIMEOUT_MS : duration(values['headers-timeout'], '--headers-timeout');
   const requestTimeoutMs =
     values['request-timeout'] === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : duration(values['request-timeout'], '--request-timeout');
+  const shutdownGraceMs =
+    values['shutdown-grace'] === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : duration(values['shutdown-grace'], '--shutdown-grace');
   // Node's HTTP server refuses a head's time longer than the whole request's.
   if (headersTimeoutMs > requestTimeoutMs)
     throw new OptionsError(
@@ -313,6 +322,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     httpProxy,
     resolve,
     secrets,
+    secretsFile: values.secrets,
+    shutdownGraceMs,
     httpMaxBodyBytes,
     sessionIdleMs,
     maxSessions,

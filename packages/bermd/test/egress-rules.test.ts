@@ -214,6 +214,24 @@ describe('the secrets file', () => {
     expect(lines[0]).toBe(`${JSON.stringify({ msg: 'failed', err: 'header was [secret:plain]', other: '[secret:quoted]' })}\n`);
     expect(secrets.leaks(lines[0]!)).toBe(false);
   });
+
+  it('takes new secrets in place, says which names changed, and keeps redacting the values it held', () => {
+    const secrets = Secrets.parse(
+      JSON.stringify({ kept: 'k-value', rotated: 'old-value', dropped: 'd-value', scoped: { value: 'sc-value', harnesses: ['a'] } }),
+    );
+    const next = Secrets.parse(
+      JSON.stringify({ kept: 'k-value', rotated: 'new-value', added: 'a-value', scoped: { value: 'sc-value', harnesses: ['b'] } }),
+    );
+    expect(secrets.replace(next)).toEqual({ added: ['added'], removed: ['dropped'], changed: ['rotated', 'scoped'] });
+    expect([secrets.lookup('rotated', 'x'), secrets.lookup('added', 'x'), secrets.lookup('dropped', 'x')]).toEqual([
+      'new-value',
+      'a-value',
+      { unavailable: 'not-provided' },
+    ]);
+    expect(secrets.availableTo('scoped', 'b')).toBe(true);
+    expect(secrets.availableTo('scoped', 'a')).toBe(false);
+    expect(secrets.redact('old-value new-value d-value k-value')).toBe('[secret:rotated] [secret:rotated] [secret:dropped] [secret:kept]');
+  });
 });
 
 describe("the guest's request", () => {

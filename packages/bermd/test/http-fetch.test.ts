@@ -125,6 +125,9 @@ describe('berm.http.fetch', () => {
         // Far beyond any test's time: only a harness's own limit, or the test, ends a held request.
         '--call-timeout',
         '2m',
+        // Calls that wait on the network hold their workers: five of one harness's may run at once here.
+        '--max-concurrency',
+        '5',
       ],
     });
     client = new BermClient(d.url);

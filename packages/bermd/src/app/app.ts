@@ -43,7 +43,19 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // looks for late connections every 30 s unless told to look more often.
     requestTimeout,
     keepAliveTimeout: headersTimeout,
+    // A request that still comes while the daemon closes is answered here, in bermd's terms (below).
+    return503OnClosing: false,
     http: { headersTimeout, connectionsCheckingInterval: checkingInterval(Math.min(headersTimeout, requestTimeout)) },
+  });
+
+  // Once the daemon is closing, a new request is refused (503 shutting-down), and answers sent end their
+  // connection, so a client holding it open for keep-alive does not keep a stopping daemon waiting.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
 
   // First of all, for every route (a plugin's, the 404, whatever is served later): a request addressed to
@@ -57,6 +69,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
       request.log.info({ host: request.headers.host, origin: request.headers.origin, code: refusal.code }, 'request refused');
       throw refusal;
     }
+    if (closing) throw new BermdError('shutting-down', 'bermd is shutting down');
   });
 
   // Every body is taken as raw bytes whatever type the client declared: a deploy's is the image itself,
@@ -65,16 +78,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/wasm', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
-  // Answers sent while closing end their connection, so a client holding it open for keep-alive
-  // does not keep a stopping daemon waiting.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
-  });
 
   if (options.token !== undefined) {
     const expected = Buffer.from(options.token);

@@ -31,22 +31,76 @@ interface Entry {
 /** Why a secret cannot be substituted for a call. */
 export type SecretUnavailable = 'not-provided' | 'out-of-scope';
 
+/** What a `replace` changed, by name (never by value): each list sorted. */
+export interface SecretsChange {
+  added: string[];
+  removed: string[];
+  /** Names whose value or scope is not what it was. */
+  changed: string[];
+}
+
+interface Mask {
+  value: string;
+  mask: string;
+}
+
+/** A value with the text it is replaced by in the log, as written and as JSON writes it escaped. */
+function masksOf(name: string, value: string): Mask[] {
+  const mask = `[secret:${name}]`;
+  // In a JSON log line a value with quotes, backslashes or control characters is written escaped.
+  const escaped = JSON.stringify(value).slice(1, -1);
+  return escaped === value
+    ? [{ value, mask }]
+    : [
+        { value, mask },
+        { value: escaped, mask },
+      ];
+}
+
+function sameEntry(a: Entry, b: Entry): boolean {
+  if (a.value !== b.value) return false;
+  if (a.harnesses === undefined || b.harnesses === undefined) return a.harnesses === b.harnesses;
+  return a.harnesses.size === b.harnesses.size && [...a.harnesses].every((h) => b.harnesses!.has(h));
+}
+
 export class Secrets {
-  private readonly entries: ReadonlyMap<string, Entry>;
+  private entries: ReadonlyMap<string, Entry>;
   /** Values with the text each is replaced by, longest first, so a value inside another is not replaced first. */
-  private readonly masks: Array<{ value: string; mask: string }>;
+  private masks: Mask[] = [];
+  /**
+   * Values this daemon held and no longer does (rotated or removed), still kept out of the log: a request
+   * sent before the rotation may yet come back with one in an error.
+   */
+  private readonly retired: Mask[] = [];
 
   private constructor(entries: Map<string, Entry>) {
     this.entries = entries;
-    const masks: Array<{ value: string; mask: string }> = [];
-    for (const [name, entry] of entries) {
-      const mask = `[secret:${name}]`;
-      masks.push({ value: entry.value, mask });
-      // In a JSON log line a value with quotes, backslashes or control characters is written escaped.
-      const escaped = JSON.stringify(entry.value).slice(1, -1);
-      if (escaped !== entry.value) masks.push({ value: escaped, mask });
-    }
+    this.remask();
+  }
+
+  private remask(): void {
+    const masks = [...this.retired];
+    for (const [name, entry] of this.entries) masks.push(...masksOf(name, entry.value));
     this.masks = masks.sort((a, b) => b.value.length - a.value.length);
+  }
+
+  /**
+   * Takes `next`'s secrets in place of these, for every holder of this object (the HTTP syscalls, the log's
+   * filter, the deploy's notices): how `SIGHUP` rotates secrets without a restart.
+   */
+  replace(next: Secrets): SecretsChange {
+    const change: SecretsChange = { added: [], removed: [], changed: [] };
+    for (const [name, entry] of this.entries) {
+      const now = next.entries.get(name);
+      if (now === undefined) change.removed.push(name);
+      else if (!sameEntry(entry, now)) change.changed.push(name);
+      if (now?.value !== entry.value) this.retired.push(...masksOf(name, entry.value));
+    }
+    for (const name of next.entries.keys()) if (!this.entries.has(name)) change.added.push(name);
+    this.entries = next.entries;
+    this.remask();
+    for (const list of Object.values(change)) list.sort();
+    return change;
   }
 
   static none(): Secrets {

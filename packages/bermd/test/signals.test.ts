@@ -1,0 +1,182 @@
+// The operator's signals to a real bermd: SIGHUP reads the secrets file again (rotation without a
+// restart), SIGTERM stops accepting, lets what is under way finish within the shutdown grace, and exits 0.
+import { chmod, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SPIN_LOG, httpImage, relayImage } from '../../../test/helpers/guest.js';
+import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
+import { connect, deploy, textOf, valueOf, type McpConnection } from './mcp-client.js';
+import { RemoteHost } from './remote.js';
+
+const FIRST = 'first-7f3a-value-of-one';
+const ROTATED = 'rotated-91bc-value-of-one';
+const TWO = 'two-04d1-value';
+const THREE = 'three-5e2a-value';
+
+function call(c: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return c.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+}
+
+describe('SIGHUP', () => {
+  let remote: RemoteHost;
+  let d: RunningDaemon;
+  let c: McpConnection;
+  let dir: string;
+  let file: string;
+  let api: string;
+
+  /** The authorization the remote host received for one fetch that sends `{secret:one}`. */
+  async function sentForOne(): Promise<unknown> {
+    const before = remote.seen.length;
+    const answer = valueOf(await call(c, 'h.fetch', { url: `http://${api}/`, headers: { authorization: '{secret:one}' } }));
+    expect(answer).toMatchObject({ ok: { status: 200 } });
+    return remote.seen[before]?.headers.authorization;
+  }
+
+  /** Sends SIGHUP and waits for the n-th log line about it. */
+  async function hangUp(n: number): Promise<Record<string, unknown>> {
+    const about = (e: Record<string, unknown>): boolean => e.signal === 'SIGHUP';
+    d.process.kill('SIGHUP');
+    await d.waitForLog((e) => about(e) && d.log().filter(about).length >= n);
+    return d.log().filter(about)[n - 1]!;
+  }
+
+  beforeAll(async () => {
+    remote = await RemoteHost.start();
+    remote.route('/', (_req, res) => res.end('{}'));
+    api = `api.example.com:${remote.port}`;
+    dir = await tempDir('bermd-secrets-');
+    file = path.join(dir, 'secrets.json');
+    await writeFile(file, JSON.stringify({ one: FIRST, two: TWO }), { mode: 0o600 });
+    d = await startDaemon({
+      args: [
+        '--serve',
+        'berm.http.fetch',
+        '--resolve',
+        `api.example.com:${remote.port}:127.0.0.1`,
+        '--secrets',
+        file,
+        '--log-level',
+        'debug',
+      ],
+    });
+    await deploy(d.url, 'h', (await httpImage({ fetch: [api], secrets: ['one'] })).bytes);
+    c = await connect(d.url);
+  });
+
+  afterAll(async () => {
+    await c.close();
+    await d.stop();
+    await remote.close();
+    await removeDir(d.stateDir);
+    await removeDir(dir);
+  });
+
+  it('reads the secrets file again: new values are sent from then on, and the log names what changed, never a value', async () => {
+    expect(await sentForOne()).toBe(FIRST);
+    await writeFile(file, JSON.stringify({ one: ROTATED, three: { value: THREE, harnesses: ['h'] } }));
+    const logged = await hangUp(1);
+    expect(logged).toMatchObject({ msg: 'SIGHUP: secrets read again', added: ['three'], removed: ['two'], changed: ['one'], held: 2 });
+    expect(await sentForOne()).toBe(ROTATED);
+    // No value, old or new, is in the log.
+    for (const value of [FIRST, ROTATED, TWO, THREE]) expect(d.stderr()).not.toContain(value);
+  });
+
+  it('keeps the secrets it holds when the file no longer reads, and says why', async () => {
+    await writeFile(file, '{"one": "half-written');
+    expect(await hangUp(2)).toMatchObject({
+      msg: 'SIGHUP: the secrets file could not be read; the secrets held are kept',
+      reason: expect.stringContaining('is not JSON'),
+    });
+    expect(await sentForOne()).toBe(ROTATED);
+    await writeFile(file, JSON.stringify({ one: 'would-be-next' }));
+    await chmod(file, 0o644);
+    expect(await hangUp(3)).toMatchObject({ reason: expect.stringContaining('accessible to group or others (mode 0644)') });
+    expect(await sentForOne()).toBe(ROTATED);
+    expect(d.stderr()).not.toContain('would-be-next');
+    expect(d.stderr()).not.toContain(ROTATED);
+    await chmod(file, 0o600);
+  });
+});
+
+describe('SIGHUP without a secrets file', () => {
+  it('says there is nothing to read and keeps serving', async () => {
+    const d = await startDaemon();
+    try {
+      d.process.kill('SIGHUP');
+      await d.waitForLog((e) => e.signal === 'SIGHUP' && String(e.msg).includes('no secrets file'));
+      expect((await fetch(`${d.url}/harnesses`)).status).toBe(200);
+    } finally {
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+});
+
+describe('SIGTERM', () => {
+  let remote: RemoteHost;
+  beforeAll(async () => {
+    remote = await RemoteHost.start();
+    remote.hold('/held');
+  });
+  afterAll(async () => {
+    await remote.close();
+  });
+
+  it('stops accepting, lets a call under way finish, then exits 0', async () => {
+    const api = `api.example.com:${remote.port}`;
+    const d = await startDaemon({
+      args: ['--serve', 'berm.http.fetch', '--resolve', `api.example.com:${remote.port}:127.0.0.1`, '--shutdown-grace', '2m'],
+    });
+    try {
+      await deploy(d.url, 'h', (await httpImage({ fetch: [api] })).bytes);
+      const c = await connect(d.url);
+      const before = remote.seen.length;
+      // A call under way: its guest waits on a request the remote host holds.
+      const underWay = call(c, 'h.fetch', { url: `http://${api}/held` });
+      await remote.received(before + 1);
+      const exit = d.stop('SIGTERM');
+      await d.waitForLog((e) => e.msg === 'shutting down');
+      // A new client is turned away: the port no longer accepts, or the request is refused as shutting down.
+      const late = await fetch(`${d.url}/harnesses`).then(
+        async (res) => `${res.status} ${((await res.json()) as { error: { code: string } }).error.code}`,
+        () => 'not accepted',
+      );
+      expect(['not accepted', '503 shutting-down']).toContain(late);
+      expect(d.process.exitCode).toBeNull();
+      // The call finishes with its answer, then the daemon exits.
+      remote.release('done');
+      expect(valueOf(await underWay)).toMatchObject({ ok: { status: 200, body: 'done' } });
+      expect(await exit).toBe(0);
+      expect(d.log().some((e) => e.msg === 'stopped')).toBe(true);
+      await c.client.close().catch(() => {});
+    } finally {
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+
+  it('stops a call still running when the grace is over, answers it, and exits 0', async () => {
+    const d = await startDaemon({ args: ['--call-timeout', '2m', '--shutdown-grace', '300ms'] });
+    try {
+      await deploy(d.url, 'relay', (await relayImage()).bytes);
+      const c = await connect(d.url);
+      const running = call(c, 'relay.spin');
+      await d.waitForLog((e) => e.msg === SPIN_LOG.message);
+      const exit = d.stop('SIGTERM');
+      const result = await running;
+      expect(result.isError).toBe(true);
+      expect(result._meta?.['berm/error']).toEqual({ code: 'closed' });
+      expect(textOf(result)).toBe('the tool runner closed while relay.spin was running');
+      expect(await exit).toBe(0);
+      expect(
+        d.log().some((e) => e.msg === 'the shutdown grace is over: stopping the calls still running and cutting open connections'),
+      ).toBe(true);
+      await c.client.close().catch(() => {});
+    } finally {
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+});
