@@ -34,6 +34,11 @@ export const EXIT_CODES: Readonly<Record<string, ExitCode>> = {
   'file-unreadable': EXIT.badInput,
   'not-image-or-manifest': EXIT.badInput,
   'usage': EXIT.badInput,
+  // ...what `crab new` and `crab build` reject: the project, its code (compile errors), its toolchain.
+  'dir-not-empty': EXIT.badInput,
+  'no-entry': EXIT.badInput,
+  'build-error': EXIT.badInput,
+  'toolchain-incomplete': EXIT.badInput,
 
   // The daemon could not be reached, or what answered at its address is not bermd.
   'daemon-unreachable': EXIT.unreachable,

@@ -12,14 +12,14 @@ import { resolveToolchain, type Toolchain } from './toolchain.js';
 import type { BermTransformOptions, BuildReport, TransformClass } from './transform/index.js';
 
 export { GuestError, isGuestError, type GuestErrorCode } from './errors.js';
-export { resolveToolchain, type Toolchain, type ToolchainPackage } from './toolchain.js';
+export { bundledToolchain, resolveToolchain, type Toolchain, type ToolchainPackage } from './toolchain.js';
 
 export const ENTRY = 'assembly/index.ts';
 
 export interface BuildOptions {
   /** The project directory: package.json, README.md, assembly/index.ts. */
   dir: string;
-  /** Binaryen's full optimisation (-O3) instead of the quick one (-O1). */
+  /** Binaryen's full optimisation (-O3); without it Binaryen optimises nothing (V8 compiles the module either way), which keeps a build of the scaffold within seconds. */
   optimize?: boolean;
 }
 
@@ -89,7 +89,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     ENTRY,
     '--baseDir', baseDir,
     '--outFile', 'build/out.wasm',
-    '--optimizeLevel', options.optimize ? '3' : '1',
+    '--optimizeLevel', options.optimize ? '3' : '0',
     '--shrinkLevel', '0',
     '--noColors',
     // Any asconfig.json of the project would change options the ABI depends on (the runtime, exports).

@@ -57,6 +57,11 @@ export function resolveToolchain(projectDir: string): Toolchain {
     }
     return { source: 'project', assemblyscript, jsonAs, guest };
   }
+  return bundledToolchain();
+}
+
+/** The compiler, json-as and guest library @berm/guest brings. */
+export function bundledToolchain(): Toolchain {
   const own = createRequire(join(GUEST_DIR, 'package.json'));
   return {
     source: 'bundled',
