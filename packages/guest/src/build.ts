@@ -12,7 +12,7 @@ import { resolveToolchain, type Toolchain } from './toolchain.js';
 import type { BermTransformOptions, BuildReport, TransformClass } from './transform/index.js';
 
 export { GuestError, isGuestError, type GuestErrorCode } from './errors.js';
-export { bundledToolchain, resolveToolchain, type Toolchain, type ToolchainPackage } from './toolchain.js';
+export { bundledToolchain, GUEST_DIR, resolveToolchain, type Toolchain, type ToolchainPackage } from './toolchain.js';
 
 export const ENTRY = 'assembly/index.ts';
 

@@ -5,9 +5,9 @@
  * syntax trees with the compiler it imports, and the guest library's glue names json-as's API, so the
  * three must be one set.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GuestError } from './errors.js';
 
@@ -33,26 +33,30 @@ function packageAt(require: NodeJS.Require, name: string): ToolchainPackage {
   return { version: (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version, dir: dirname(file) };
 }
 
-function tryPackage(require: NodeJS.Require, name: string): ToolchainPackage | undefined {
-  try {
-    return packageAt(require, name);
-  } catch {
-    return undefined;
+/**
+ * Package `name` as the compiler finds it from `projectDir`: in the node_modules of that directory
+ * or of one above it. Not Node's resolution: that also reads NODE_PATH (which package managers set
+ * for the scripts they run), where the compiler never looks.
+ */
+function installed(projectDir: string, name: string): ToolchainPackage | undefined {
+  for (let dir = resolve(projectDir); ; dir = dirname(dir)) {
+    const file = join(dir, 'node_modules', name, 'package.json');
+    if (existsSync(file)) return { version: (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version, dir: dirname(file) };
+    if (dirname(dir) === dir) return undefined;
   }
 }
 
 export function resolveToolchain(projectDir: string): Toolchain {
-  const project = createRequire(join(projectDir, 'package.json'));
-  const assemblyscript = tryPackage(project, 'assemblyscript');
+  const assemblyscript = installed(projectDir, 'assemblyscript');
   if (assemblyscript !== undefined) {
-    const jsonAs = tryPackage(project, 'json-as');
-    const guest = tryPackage(project, '@berm/guest');
+    const jsonAs = installed(projectDir, 'json-as');
+    const guest = installed(projectDir, '@berm/guest');
     if (jsonAs === undefined || guest === undefined) {
-      const missing = [jsonAs === undefined ? 'json-as' : '', guest === undefined ? '@berm/guest' : ''].filter(Boolean).join(' and ');
+      const missing = [jsonAs === undefined ? 'json-as' : '', guest === undefined ? '@berm/guest' : ''].filter(Boolean);
       throw new GuestError(
         'toolchain-incomplete',
-        `the project installs assemblyscript but not ${missing}; install them too (npm install --save-dev ${missing}), or remove assemblyscript to build with the copies crab brings`,
-        { missing: missing.split(' and ') },
+        `the project installs assemblyscript but not ${missing.join(' or ')}; install ${missing.length === 1 ? 'it' : 'them'} too (npm install --save-dev ${missing.join(' ')}), or remove assemblyscript to build with the copies crab brings`,
+        { missing },
       );
     }
     return { source: 'project', assemblyscript, jsonAs, guest };
