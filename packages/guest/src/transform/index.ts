@@ -25,7 +25,7 @@ import { Manifest, manifestRecords, SECTION_NAME, type EventSpec, type ManifestD
 import { docBefore } from './docs.js';
 import { addSection, functionImports, shapeExports, type Binaryen, type BinaryenModule } from './module.js';
 import { offsetOf, PACKAGE_JSON, readProject, type Project, type ProjectProblem } from './project.js';
-import { isJsonClass, SchemaRenderer, UnsupportedType, type JsonSchema } from './schema.js';
+import { isJsonClass, SchemaRenderer, typeName, UnsupportedType } from './schema.js';
 import { findTools, glueFor, TOOL_NAME, type ToolDecl, type ToolProblem } from './tools.js';
 
 export { eventName } from './names.js';
@@ -119,6 +119,7 @@ export class BermTransform {
   private project: Project | null = null;
   private packageText: string | null = null;
   private packageSource: Source | null = null;
+  private toolProblems: ToolProblem[] = [];
 
   async afterParse(parser: Parser): Promise<void> {
     const JsonAs = this.options.jsonAs ?? (await loadJsonAs(this.baseDir));
@@ -143,10 +144,14 @@ export class BermTransform {
     const entries = parser.sources.filter((s) => s.sourceKind === SourceKind.UserEntry && !s.internalPath.startsWith('~lib/'));
     const entry = entries.find((s) => s.internalPath === 'assembly/index') ?? entries[0];
     if (entry === undefined) return;
+    // The entry is parsed again only when it parsed cleanly: otherwise its errors would be reported twice.
+    const parsed = !hasErrors(parser);
     const toolProblems: ToolProblem[] = [];
     const tools = findTools(entry, toolProblems);
-    for (const problem of toolProblems) this.error(problem.node.name.range, problem.message);
-    if (!hasErrors(parser)) {
+    // Reported after initialisation: an error now would stop the build as a parse error, before the
+    // types of the other tools are checked.
+    this.toolProblems = toolProblems;
+    if (parsed) {
       // Parsed again with its glue, under the same path: the first parse is dropped.
       parser.sources.splice(parser.sources.indexOf(entry), 1);
       parser.donelog.delete(entry.internalPath);
@@ -171,6 +176,7 @@ export class BermTransform {
 
   async afterInitialize(program: Program): Promise<void> {
     await this.jsonAs?.afterInitialize?.(program);
+    for (const problem of this.toolProblems) this.error(problem.node.name.range, problem.message);
     const entry = this.entry;
     if (entry === null) return;
     const file = program.filesByName.get(entry.internalPath);
@@ -198,9 +204,9 @@ export class BermTransform {
         const at = tool.decl.signature.parameters[0]!.type.range;
         const cls = type.classReference;
         if (!type.isReference || cls === null || cls === program.stringInstance || cls.prototype === program.arrayPrototype || cls.prototype === program.mapPrototype) {
-          throw new UnsupportedType(`a tool's parameter must be a @json class whose fields are its arguments, not ${type.toString()}`, at);
+          throw new UnsupportedType(`a tool's parameter must be a @json class whose fields are its arguments, not ${typeName(program, type)}`, at);
         }
-        if (type.isNullableReference) throw new UnsupportedType(`a tool's parameter cannot be nullable (${type.toString()}): the arguments are always an object`, at);
+        if (type.isNullableReference) throw new UnsupportedType(`a tool's parameter cannot be nullable (${typeName(program, type)}): the arguments are always an object`, at);
         spec.arguments = renderer.renderArguments(cls, at);
       }
       if (!tool.returnsVoid) spec.returns = renderer.render(fn.signature.returnType, 'out', tool.decl.signature.returnType.range);
@@ -310,7 +316,7 @@ export class BermTransform {
       const type = (element as AsFunction).typeArguments?.[0];
       const cls = type?.classReference ?? null;
       if (cls !== null && declared.has(cls)) continue;
-      const what = type?.toString() ?? '?';
+      const what = type === undefined ? '?' : typeName(this.program, type);
       const decl = cls?.prototype.declaration;
       this.error(decl?.name.range ?? null, `emit<${what}>: ${what} is not an event; mark its class with an @event doc tag`);
     }

@@ -82,6 +82,15 @@ function sourceText(node: Node): string {
 }
 
 
+/** A type as a harness's author writes it: `string`, `Set<string>`, `Point | null`, not the compiler's internal names. */
+export function typeName(program: Program, type: Type): string {
+  const cls = type.classReference;
+  if (!type.isReference || cls === null) return type.toString();
+  const base = cls === program.stringInstance ? 'string' : cls.prototype.name;
+  const args = cls.typeArguments && cls.typeArguments.length > 0 ? `<${cls.typeArguments.map((t) => typeName(program, t)).join(', ')}>` : '';
+  return `${base}${args}${type.isNullableReference ? ' | null' : ''}`;
+}
+
 export class SchemaRenderer {
   /** Classes being rendered, outermost first: a class met again inside itself is recursion. */
   private readonly stack: Class[] = [];
@@ -96,10 +105,10 @@ export class SchemaRenderer {
       if (integer !== undefined) return integer.unsigned ? { type: 'integer', format: integer.format, minimum: 0 } : { type: 'integer', format: integer.format };
       if (type.kind === TypeKind.F32) return { type: 'number', format: 'float' };
       if (type.kind === TypeKind.F64) return { type: 'number', format: 'double' };
-      throw new UnsupportedType(`type ${type.toString()} has no JSON form`, at);
+      throw new UnsupportedType(`type ${typeName(this.program, type)} has no JSON form`, at);
     }
     const cls = type.classReference;
-    if (cls === null) throw new UnsupportedType(`type ${type.toString()} has no JSON form (functions and host references cannot be sent)`, at);
+    if (cls === null) throw new UnsupportedType(`type ${typeName(this.program, type)} has no JSON form (functions and host references cannot be sent)`, at);
     const schema = this.renderClass(cls, dir, at);
     return type.isNullableReference ? nullable(schema) : schema;
   }
@@ -125,14 +134,14 @@ export class SchemaRenderer {
     if (proto === program.arrayPrototype) return { type: 'array', items: this.render(args[0]!, dir, at) };
     if (proto === program.mapPrototype) {
       const key = args[0]!;
-      if (key.classReference !== program.stringInstance) throw new UnsupportedType(`Map<${key.toString()}, ...> has no JSON form: a map's keys must be strings (JSON object keys)`, at);
+      if (key.classReference !== program.stringInstance) throw new UnsupportedType(`Map<${typeName(program, key)}, ${typeName(program, args[1]!)}> has no JSON form: a map's keys must be strings (JSON object keys)`, at);
       return { type: 'object', additionalProperties: this.render(args[1]!, dir, at) };
     }
     const name = proto.internalName;
     if (/\/json-as\/assembly\/index\/JSON\.Value$/.test(name)) return {};
     if (/\/json-as\/assembly\/index\/JSON\.Obj$/.test(name)) return { type: 'object' };
     if (!isJsonClass(cls)) {
-      throw new UnsupportedType(`type ${cls.name} has no JSON form: use bool, integers, f32/f64, string, Array<T>, Map<string, T>, T | null or a @json class`, at);
+      throw new UnsupportedType(`type ${typeName(program, cls.type)} has no JSON form: use bool, integers, f32/f64, string, Array<T>, Map<string, T>, T | null or a @json class`, at);
     }
     return this.renderObject(cls, dir, at);
   }
