@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import type { ManifestData } from '@berm/manifest';
@@ -52,6 +52,6 @@ export default class Build extends BaseCommand {
         `built ${result.name}${result.manifest.version ? ` ${result.manifest.version}` : ''}: ${count(tools.length, 'tool')} (${tools.map((t) => t.name).join(', ') || 'none'}), ${count(events.length, 'event')}, ${Math.round(result.bytes.length / 1024)} KiB (assemblyscript ${result.toolchain.assemblyscript.version}, json-as ${result.toolchain.jsonAs.version}${from})`,
       );
     }
-    return { image: relative('.', image) || image, manifest: result.manifest };
+    return { image, manifest: result.manifest };
   }
 }
