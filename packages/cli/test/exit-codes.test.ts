@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManifestError } from '@berm/manifest';
 import { CLIENT_ERROR_CODES } from '@berm/client';
+import { GUEST_ERROR_CODES } from '@berm/guest/build';
 import { ERROR_STATUS } from 'bermd';
 import { CliError, EXIT, EXIT_CODES, describeFailure, exitCodeFor } from '@berm/cli';
 
@@ -53,6 +54,13 @@ describe('the table and the codes of the client and the daemon', () => {
     const expected: Record<string, number> = { 'bad-url': 2, 'bad-name': 2, 'daemon-unreachable': 3, 'connection-lost': 3, 'unexpected-response': 3 };
     expect(Object.keys(expected).sort()).toEqual([...CLIENT_ERROR_CODES].sort());
     for (const code of CLIENT_ERROR_CODES) expect([code, exitCodeFor(code)]).toEqual([code, expected[code]]);
+  });
+
+  it("lists the build's codes and crab new's as bad input: compile errors exit 2", () => {
+    for (const code of [...GUEST_ERROR_CODES, 'dir-not-empty']) {
+      expect(Object.hasOwn(EXIT_CODES, code), `${code} is in the table`).toBe(true);
+      expect([code, exitCodeFor(code)]).toEqual([code, 2]);
+    }
   });
 });
 

@@ -15,13 +15,11 @@ export enum Outcome {
   Failed = 2,
 }
 
-/** A host call's answer: the envelope {"ok": value}, {"refused": message} or {"failed": message}. */
-export class Answer {
+/** How a host call ended, and the host's message when it did not succeed. */
+export class HostResult {
   constructor(
-    /** Which of the three it is. */
+    /** Ok, Refused or Failed. */
     public outcome: Outcome,
-    /** With Ok, the value as JSON text; otherwise "". */
-    public json: string,
     /** With Refused or Failed, the host's message; otherwise "". */
     public message: string,
   ) {}
@@ -36,6 +34,18 @@ export class Answer {
 
   get failed(): bool {
     return this.outcome == Outcome.Failed;
+  }
+}
+
+/** A host call's answer: the envelope {"ok": value}, {"refused": message} or {"failed": message}. */
+export class Answer extends HostResult {
+  constructor(
+    outcome: Outcome,
+    /** With Ok, the value as JSON text; otherwise "". */
+    public json: string,
+    message: string,
+  ) {
+    super(outcome, message);
   }
 
   /** The value parsed as T. Throws (the tool answers an error) when the call did not succeed. */
@@ -214,23 +224,13 @@ export class Response {
 }
 
 /** The answer of `fetch`: Ok with a response, Refused (nothing was sent) or Failed (sent or attempted, and failed). */
-export class FetchResult {
+export class FetchResult extends HostResult {
   constructor(
-    public outcome: Outcome,
+    outcome: Outcome,
     public response: Response | null,
-    public message: string,
-  ) {}
-
-  get ok(): bool {
-    return this.outcome == Outcome.Ok;
-  }
-
-  get refused(): bool {
-    return this.outcome == Outcome.Refused;
-  }
-
-  get failed(): bool {
-    return this.outcome == Outcome.Failed;
+    message: string,
+  ) {
+    super(outcome, message);
   }
 
   /** The response. Throws (the tool answers an error) when there is none. */

@@ -11,7 +11,7 @@ import { GuestError } from './errors.js';
 import { resolveToolchain, type Toolchain } from './toolchain.js';
 import type { BermTransformOptions, BuildReport, TransformClass } from './transform/index.js';
 
-export { GuestError, isGuestError, type GuestErrorCode } from './errors.js';
+export { GUEST_ERROR_CODES, GuestError, isGuestError, type GuestErrorCode } from './errors.js';
 export { bundledToolchain, GUEST_DIR, resolveToolchain, type Toolchain, type ToolchainPackage } from './toolchain.js';
 
 export const ENTRY = 'assembly/index.ts';

@@ -1,11 +1,12 @@
-/** Errors of building a harness, each with a stable code (the CLI maps codes to exit statuses). */
-export type GuestErrorCode =
-  /** The directory has no assembly/index.ts. */
-  | 'no-entry'
-  /** The compiler reported errors (the diagnostics are attached). */
-  | 'build-error'
-  /** The project installs the compiler but not the rest of the toolchain. */
-  | 'toolchain-incomplete';
+/**
+ * Errors of building a harness, each with a stable code (the CLI maps codes to exit statuses):
+ * `no-entry`, the directory has no assembly/index.ts; `build-error`, the compiler reported errors (the
+ * diagnostics are attached); `toolchain-incomplete`, the project installs the compiler but not the rest
+ * of the toolchain.
+ */
+export const GUEST_ERROR_CODES = ['no-entry', 'build-error', 'toolchain-incomplete'] as const;
+
+export type GuestErrorCode = (typeof GUEST_ERROR_CODES)[number];
 
 export class GuestError extends Error {
   readonly code: GuestErrorCode;

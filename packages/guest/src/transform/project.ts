@@ -4,22 +4,13 @@
  * with the place in package.json they concern, found in its text.
  */
 
-export interface ProjectDeps {
-  programs: string[];
-  syscalls: Record<string, string[]>;
-  secrets: string[];
-}
+import type { Deps, ManifestData } from '@berm/manifest';
 
-export interface Project {
+/** The members of the manifest a project gives, and the name its image is written under. */
+export interface Project extends Pick<ManifestData, 'version' | 'description' | 'homepage' | 'repository' | 'readme' | 'usage'> {
   /** The harness's default name: package.json's name without its scope. */
   name: string;
-  version: string;
-  description: string;
-  homepage: string;
-  repository: string;
-  readme: string;
-  usage: string;
-  deps: ProjectDeps;
+  deps: Deps;
 }
 
 /** A problem in package.json, at a character offset of its text. */
