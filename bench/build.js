@@ -54,8 +54,9 @@ try {
     builds.push((await run([crab, 'build', project])).ms);
   }
   const optimized = (await run([crab, 'build', project, '--optimize'])).ms;
-  const image = await readFile(join(project, 'build', 'hello.wasm'));
+  const optimizedSize = (await readFile(join(project, 'build', 'hello.wasm'))).length;
   await run([crab, 'build', project]);
+  const image = await readFile(join(project, 'build', 'hello.wasm'));
 
   // The call: an AssemblyScript echo (json-as in and out) against the WAT echo, through the runtime.
   const echoProject = join(dir, 'asecho');
@@ -101,7 +102,7 @@ try {
   console.log(`asc alone, one function (baseline):  ${s(median(floors))}`);
   console.log(`crab build / asc alone:              ${(median(builds) / median(floors)).toFixed(2)}x`);
   console.log(`crab build --optimize, scaffold:     ${s(optimized)} (${(optimized / median(builds)).toFixed(2)}x the default build)`);
-  console.log(`image sizes: scaffold ${Math.round(image.length / 1024)} KiB, AssemblyScript echo ${Math.round(asEcho.length / 1024)} KiB\n`);
+  console.log(`image sizes: scaffold ${Math.round(image.length / 1024)} KiB (--optimize: ${Math.round(optimizedSize / 1024)} KiB), AssemblyScript echo ${Math.round(asEcho.length / 1024)} KiB\n`);
   for (const { wat, as, hello } of rows) {
     for (const r of [wat, as, hello]) console.log(`${r.label.padEnd(52)} ${r.us.toFixed(1).padStart(8)} µs/call`);
     console.log(`AssemblyScript echo / WAT echo:                      ${(as.us / wat.us).toFixed(2)}x`);

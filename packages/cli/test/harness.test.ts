@@ -25,7 +25,7 @@ function json<T>(result: CliResult): T {
 
 function nodeTest(cwd: string): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--test'], { cwd, encoding: 'utf8' }, (error, stdout) => resolve({ code: error ? Number(error.code) : 0, stdout }));
+    execFile(process.execPath, ['--test', '--test-reporter=tap'], { cwd, encoding: 'utf8' }, (error, stdout) => resolve({ code: error ? Number(error.code) : 0, stdout }));
   });
 }
 
