@@ -13,6 +13,8 @@ import { RemoteHost } from '../../bermd/test/remote.js';
 import { runCli, Scratch, type CliResult } from './helpers/cli.js';
 
 const SECRET = 'weather-api-key-7f3a';
+/** A test that runs `crab build`: a compile takes seconds, more on a machine running the other test files. */
+const BUILDS = 180_000;
 // A loopback address of its own for the stand-in api.example.com: the example's URL has no port, so
 // the stand-in listens on port 80, where nothing else on 127.0.0.1 can be in its way.
 const API_ADDRESS = `127.${20 + (process.pid % 200)}.${(process.pid >> 8) % 250}.${1 + (Date.now() % 250)}`;
@@ -104,7 +106,7 @@ describe('crab build, then crab deploy to a real bermd and an MCP client', () =>
     const again = await runCli(['build', project]);
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(`${join(project, 'build', 'hello.wasm')}\nbuilt hello 0.1.0: 1 tool (hello), 1 event, ${Math.round((await stat(built.hello!.image)).size / 1024)} KiB (assemblyscript 0.28.20, json-as 1.6.0)\n`);
-  });
+  }, BUILDS);
 
   it('deploys, and the SDK client lists the tool with its schemas and calls it; the event arrives', async () => {
     const listed = mcp.toolsChanged.next();
@@ -174,7 +176,7 @@ describe('an edit that changes a result field from u32 to i32', () => {
     const breaks = await runCli(['breaks', old, built.hello!.image, '--format', 'json']);
     expect(breaks.code).toBe(1);
     expect(JSON.parse(breaks.stdout)).toEqual([expect.objectContaining({ code: 'unsigned-became-signed', tool: 'hello', path: expect.stringContaining('length') })]);
-  });
+  }, BUILDS);
 
   it('a compile error is shown as the compiler gives it, with file, line and column, and exits 2', async () => {
     const index = join(project, 'assembly', 'index.ts');
@@ -192,6 +194,6 @@ describe('an edit that changes a result field from u32 to i32', () => {
     const asJson = await runCli(['build', project, '--json']);
     expect(asJson.code).toBe(2);
     expect(JSON.parse(asJson.stdout).error).toMatchObject({ code: 'build-error', diagnostics: [{ category: 'error', code: 2304, file: 'assembly/index.ts', line, column }] });
-  });
+  }, BUILDS);
 });
 

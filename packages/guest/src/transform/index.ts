@@ -20,16 +20,16 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ElementKind, NodeKind, SourceKind } from 'assemblyscript';
-import type { DiagnosticCode, Type, Class, ClassDeclaration, ClassPrototype, File, Function as AsFunction, FunctionPrototype, Parser, Program, Range, Source } from 'assemblyscript';
+import type { Class, ClassDeclaration, DiagnosticCode, ClassPrototype, File, Function as AsFunction, FunctionPrototype, Parser, Program, Range, Source, Type } from 'assemblyscript';
 import { Manifest, manifestRecords, SECTION_NAME, type EventSpec, type ManifestData, type ToolSpec } from '@berm/manifest';
 import { docBefore } from './docs.js';
-import { addSection, functionImports, shapeExports, type Binaryen, type BinaryenModule } from './module.js';
+import { functionImports, shapeExports, type Binaryen, type BinaryenModule } from './module.js';
 import { offsetOf, PACKAGE_JSON, readProject, type Project, type ProjectProblem } from './project.js';
 import { isJsonClass, SchemaRenderer, typeName, UnsupportedType } from './schema.js';
+import { eventName } from './names.js';
 import { findTools, glueFor, TOOL_NAME, type ToolDecl, type ToolProblem } from './tools.js';
 
-export { eventName } from './names.js';
-import { eventName } from './names.js';
+export { eventName };
 
 /** The host calls every host serves (docs/contract.md §4); anything else imported is a syscall. */
 /**
@@ -301,7 +301,7 @@ export class BermTransform {
       return;
     }
     const records = manifestRecords(manifest.data);
-    addSection(module, SECTION_NAME, new TextEncoder().encode(records.join('\n')));
+    module.addCustomSection(SECTION_NAME, new TextEncoder().encode(records.join('\n')));
     const report = this.options.report;
     if (report !== undefined) {
       report.manifest = manifest.toJSON();

@@ -91,8 +91,3 @@ export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonl
   }
   return missing;
 }
-
-/** Appends the custom section `name` holding `payload`. */
-export function addSection(module: BinaryenModule, name: string, payload: Uint8Array): void {
-  module.addCustomSection(name, payload);
-}
