@@ -93,6 +93,8 @@ export function forecast(args: ForecastArgs): Forecast {
   if (!answer.ok) throw new Error("the forecast service was not reached: " + answer.message);
   const response = answer.get();
   if (response.status != 200) throw new Error("the forecast service answered " + response.status.toString());
+  const type = response.header("content-type");
+  if (type === null || !type.startsWith("application/json")) throw new Error("the forecast service answered " + (type === null ? "no content type" : type) + ", not JSON");
 
   result.days = response.json<ApiForecast>().days;
   for (let i = 0; i < result.days.length; i++) {

@@ -207,14 +207,10 @@ export class Response {
   header(name: string): string | null {
     const value = this.headers.get(name);
     if (value === null) return null;
-    if (value.type == JSON.Types.String) return value.get<string>();
-    const parts = value.get<JSON.Value[]>();
-    let out = "";
-    for (let i = 0; i < parts.length; i++) {
-      if (i > 0) out += ", ";
-      out += parts[i].get<string>();
-    }
-    return out;
+    // Through its JSON text: json-as's JSON.Value has no safe view of an array of strings.
+    const text = JSON.stringify<JSON.Value>(value);
+    if (text.startsWith('"')) return JSON.parse<string>(text);
+    return JSON.parse<string[]>(text).join(", ");
   }
 
   /** The body parsed as JSON of type T. */

@@ -7,7 +7,7 @@ import { build, GUEST_DIR, isGuestError, type BuildResult } from '@berm/guest/bu
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkModules, removeProject, TestHost, writeProject } from './helpers/project.js';
 
-const SOURCE = `import { emit } from "@berm/guest";
+const SOURCE = `import { emit, Response } from "@berm/guest";
 
 /** Every integer width, as a result. */
 @json
@@ -205,6 +205,17 @@ export function echo(args: EchoArgs): Echoed {
   out.text = out.parts.join(" ");
   return out;
 }
+
+@json
+class HeaderArgs {
+  response!: string;
+  name!: string;
+}
+
+/** A header of a response as berm.http.fetch answers it. */
+export function header(args: HeaderArgs): string | null {
+  return JSON.parse<Response>(args.response).header(args.name);
+}
 `;
 
 let dir: string;
@@ -258,7 +269,7 @@ describe('the manifest a build renders', () => {
   });
 
   it('lists each exported function as a tool, named as written, in source order', () => {
-    expect(manifest.tools.map((t) => t.name)).toEqual(['take', 'ints', 'floats', 'text', 'nothing', 'question', 'old', 'points', 'nullable', 'bytes', 'rain', 'fail', 'outOfRange', 'echo']);
+    expect(manifest.tools.map((t) => t.name)).toEqual(['take', 'ints', 'floats', 'text', 'nothing', 'question', 'old', 'points', 'nullable', 'bytes', 'rain', 'fail', 'outOfRange', 'echo', 'header']);
   });
 
   it('maps each integer width to integer with its format, unsigned ones with minimum 0', () => {
@@ -382,6 +393,14 @@ describe('the image a build writes', () => {
     expect(host.call('outOfRange')).toEqual({ error: expect.stringMatching(/^Index out of range \(~lib\/array\.ts:\d+:\d+\)$/) });
     expect(host.call('take', '{"name": "unterminated')).toEqual({ error: expect.stringMatching(/JSON/) });
     expect(host.call('echo', { text: 'still here' })).toEqual({ ok: { text: 'still here', parts: ['still here'] } });
+  });
+
+  it("reads a fetch response's headers: one value, a repeated header joined, an absent one null", async () => {
+    const host = await TestHost.instantiate(built.bytes);
+    const response = JSON.stringify({ status: 200, headers: { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] }, body: '{}', body_base64: false });
+    expect(host.call('header', { response, name: 'content-type' })).toEqual({ ok: 'application/json' });
+    expect(host.call('header', { response, name: 'set-cookie' })).toEqual({ ok: 'a=1, b=2' });
+    expect(host.call('header', { response, name: 'etag' })).toEqual({ ok: null });
   });
 
   it('keeps memory bounded over thousands of calls on one instance, failed ones included', async () => {
