@@ -53,6 +53,8 @@ class Loose {
 export function fine(): i32 {
   return 1;
 }
+
+export { helper } from "./helper";
 `;
 
 const IMPORTS = `import { emit, fetch } from "@berm/guest";
@@ -121,7 +123,7 @@ describe('signatures and types a tool or event cannot have', () => {
   let text: string;
 
   beforeAll(async () => {
-    ({ diagnostics, text } = await failedBuild({ 'package.json': { name: 'types' }, 'assembly/index.ts': TYPES }));
+    ({ diagnostics, text } = await failedBuild({ 'package.json': { name: 'types' }, 'assembly/index.ts': TYPES, 'assembly/helper.ts': 'export function helper(): i32 {\n  return 2;\n}\n' }));
   }, 180_000);
 
   it('a tool with two parameters, at its name', () => {
@@ -146,8 +148,15 @@ describe('signatures and types a tool or event cannot have', () => {
     expect(find(diagnostics, /event class Loose/)).toMatchObject({ file: 'assembly/index.ts', ...at(TYPES, 'Loose {'), message: expect.stringContaining('must be a @json class') });
   });
 
+  it('a re-export from another file, at its path: the glue could not call it', () => {
+    expect(find(diagnostics, /re-exports/)).toMatchObject({
+      file: 'assembly/index.ts', ...at(TYPES, '"./helper"'),
+      message: expect.stringContaining('re-exports from ./helper; a tool must be a function of assembly/index.ts itself'),
+    });
+  });
+
   it('reports nothing else, and prints each as the compiler does, with file(line,column)', () => {
-    expect(diagnostics).toHaveLength(7);
+    expect(diagnostics).toHaveLength(8);
     expect(text).toContain(`└─ in assembly/index.ts(${at(TYPES, 'two(').line},${at(TYPES, 'two(').column})`);
   });
 });

@@ -216,6 +216,13 @@ class HeaderArgs {
 export function header(args: HeaderArgs): string | null {
   return JSON.parse<Response>(args.response).header(args.name);
 }
+
+/** Declared without export, exported under another name. */
+function seven(): u8 {
+  return 7;
+}
+
+export { seven as lucky };
 `;
 
 let dir: string;
@@ -269,7 +276,8 @@ describe('the manifest a build renders', () => {
   });
 
   it('lists each exported function as a tool, named as written, in source order', () => {
-    expect(manifest.tools.map((t) => t.name)).toEqual(['take', 'ints', 'floats', 'text', 'nothing', 'question', 'old', 'points', 'nullable', 'bytes', 'rain', 'fail', 'outOfRange', 'echo', 'header']);
+    expect(manifest.tools.map((t) => t.name)).toEqual(['take', 'ints', 'floats', 'text', 'nothing', 'question', 'old', 'points', 'nullable', 'bytes', 'rain', 'fail', 'outOfRange', 'echo', 'header', 'lucky']);
+    expect(tool('lucky')).toEqual({ name: 'lucky', description: 'Declared without export, exported under another name.', arguments: { type: 'object', properties: {} }, returns: { type: 'integer', format: 'uint8', minimum: 0 } });
   });
 
   it('maps each integer width to integer with its format, unsigned ones with minimum 0', () => {
@@ -375,6 +383,7 @@ describe('the image a build writes', () => {
     expect(host.call('take', { tags: ['a', 'b'], at: { y: 2, x: 1 }, name: 'Ada' })).toEqual({ ok: { total: 9, points: [{ x: 1, y: 2 }], name: 'Ada' } });
     expect(host.call('nothing')).toEqual({ ok: null });
     expect(host.call('text')).toEqual({ ok: 'text' });
+    expect(host.call('lucky')).toEqual({ ok: 7 });
   });
 
   it('sends each event by the name the manifest gives its class', async () => {

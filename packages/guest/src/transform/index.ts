@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ElementKind, NodeKind, SourceKind } from 'assemblyscript';
-import type { Class, ClassDeclaration, DiagnosticCode, ClassPrototype, File, Function as AsFunction, FunctionPrototype, Parser, Program, Range, Source, Type } from 'assemblyscript';
+import type { Class, ClassDeclaration, DiagnosticCode, ClassPrototype, File, Function as AsFunction, FunctionPrototype, Node, Parser, Program, Range, Source, Type } from 'assemblyscript';
 import { Manifest, manifestRecords, SECTION_NAME, type EventSpec, type ManifestData, type ToolSpec } from '@berm/manifest';
 import { docBefore } from './docs.js';
 import { functionImports, shapeExports, type Binaryen, type BinaryenModule } from './module.js';
@@ -169,7 +169,7 @@ export class BermTransform {
   /** The declaration of `tool` in the entry parsed with its glue. */
   private redeclared(tool: ToolDecl): ToolDecl['decl'] {
     for (const statement of this.entry!.statements) {
-      if (statement.kind === NodeKind.FunctionDeclaration && (statement as ToolDecl['decl']).name.text === tool.name) return statement as ToolDecl['decl'];
+      if (statement.kind === NodeKind.FunctionDeclaration && (statement as ToolDecl['decl']).name.text === tool.local) return statement as ToolDecl['decl'];
     }
     return tool.decl;
   }
@@ -177,7 +177,7 @@ export class BermTransform {
   async afterInitialize(program: Program): Promise<void> {
     await this.jsonAs?.afterInitialize?.(program);
     shrinkJsonCache(program);
-    for (const problem of this.toolProblems) this.error(problem.node.name.range, problem.message);
+    for (const problem of this.toolProblems) this.error(nameRange(problem.node), problem.message);
     const entry = this.entry;
     if (entry === null) return;
     const file = program.filesByName.get(entry.internalPath);
@@ -192,7 +192,7 @@ export class BermTransform {
   }
 
   private renderTool(program: Program, file: File, renderer: SchemaRenderer, tool: ToolInfo): ToolSpec | undefined {
-    const proto = file.members?.get(tool.name);
+    const proto = file.members?.get(tool.local);
     if (proto === undefined || proto.kind !== ElementKind.FunctionPrototype) return undefined;
     const fn = program.resolver.resolveFunction(proto as FunctionPrototype, null) as AsFunction | null;
     if (fn === null) return undefined;
@@ -397,6 +397,12 @@ function shrinkJsonCache(program: Program): void {
   const TypeClass = program.options.usizeType.constructor as unknown as { u32: Type };
   const i64New = (globalThis as unknown as { i64_new(lo: number, hi?: number): unknown }).i64_new;
   program.registerConstantInteger('JSON_CACHE_SIZE', TypeClass.u32, i64New(128, 0) as never);
+}
+
+/** Where to report a problem with a declaration: its name, when it has one. */
+function nameRange(node: Node): Range {
+  const named = node as Node & { name?: { range: Range } };
+  return named.name?.range ?? node.range;
 }
 
 function hasErrors(parser: Parser): boolean {
