@@ -76,7 +76,9 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   const transformModule = (await import(pathToFileURL(join(toolchain.guest.dir, 'dist', 'transform', 'index.js')).href)) as {
     configure(options: BermTransformOptions): TransformClass;
   };
-  const jsonAs = (await import(pathToFileURL(join(toolchain.jsonAs.dir, 'transform', 'lib', 'index.js')).href)) as { default: TransformClass };
+  // json-as's package main is its transform.
+  const jsonAsMain = (JSON.parse(await readFile(join(toolchain.jsonAs.dir, 'package.json'), 'utf8')) as { main: string }).main;
+  const jsonAs = (await import(pathToFileURL(join(toolchain.jsonAs.dir, jsonAsMain)).href)) as { default: TransformClass };
   const report: BuildReport = {};
   const Transform = transformModule.configure({ jsonAs: jsonAs.default, report });
 
@@ -97,7 +99,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
     ...paths.flatMap((p) => ['--path', p]),
   ];
   const diagnostics: Diagnostic[] = [];
-  const texts = new Map<string, string | null>();
+  const texts = new Map<string, string>();
   let bytes: Uint8Array | undefined;
   const stderr = asc.createMemoryStream();
   const readSource = async (filename: string, base: string): Promise<string | null> => {
@@ -127,7 +129,7 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
       if (file !== undefined) {
         diagnostic.file = file;
         const text = texts.get(file);
-        if (text != null && d.range) Object.assign(diagnostic, lineAndColumn(text, d.range.start));
+        if (text !== undefined && d.range) Object.assign(diagnostic, lineAndColumn(text, d.range.start));
       }
       diagnostics.push(diagnostic);
     },
