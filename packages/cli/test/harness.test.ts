@@ -102,6 +102,12 @@ describe('crab new', () => {
 });
 
 describe('crab build, then crab deploy to a real bermd and an MCP client', () => {
+  it('refuses a directory without assembly/index.ts, with exit 2', async () => {
+    const result = await runCli(['build', scratch.dir]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`crab: ${join(scratch.dir, 'assembly/index.ts')} does not exist: a harness's entry is assembly/index.ts (crab new NAME writes a project)\n`);
+  });
+
   it('prints the image path and a one-line summary', async () => {
     const again = await runCli(['build', project]);
     expect(again.code).toBe(0);
