@@ -51,6 +51,15 @@ export const CHAIN_WAT = `(module
     (local.set $env (call $call (local.get $s) (i32.sub (global.get $next) (local.get $s))))
     (call $ok_wrap (i32.wrap_i64 (i64.shr_u (local.get $env) (i64.const 32))) (i32.wrap_i64 (local.get $env)))))`;
 
+// `spin` loops forever: a runaway, stopped only by its time limit. `grow` takes memory a page at a time
+// until refused, then traps. `echo` as above.
+export const RUNAWAY_WAT = `(module
+  ${PRELUDE}
+  (func (export "berm_tool_spin") (param i32 i32) (result i64) (loop $forever (br $forever)) (i64.const 0))
+  (func (export "berm_tool_grow") (param i32 i32) (result i64)
+    (loop $more (br_if $more (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
+    unreachable))`;
+
 /** A manifest declaring `tools`, each taking {program?, text?}: what the benchmarks pass. */
 export function manifest(tools) {
   return {

@@ -287,6 +287,17 @@ export const FLOOD_EVENT = { event: 'tick', fields: { n: 1 } };
  *   peer, a call of a's ping goes a→b→a→... until the host refuses at the depth limit.
  * (A result outside memory and one over the size limit are basicWat's `wild` and `huge`.)
  */
+/** A tool that calls `host` with the constant `request` forever, letting each answer go so only the flood grows. */
+function flood(tool: string, host: string, request: string): string {
+  return `  (func (export "berm_tool_${tool}") (param i32 i32) (result i64) (local $mark i32)
+    (local.set $mark (global.get $next))
+    (loop $forever
+      (drop (call ${host} (global.get $${request}_at) (global.get $${request}_len)))
+      (global.set $next (local.get $mark))
+      (br $forever))
+    (i64.const 0))`;
+}
+
 export function hostileWat(peer: string): string {
   return `(module
   (import "berm" "call" (func $host_call (param i32 i32) (result i64)))
@@ -313,21 +324,8 @@ export function hostileWat(peer: string): string {
     (drop (call $deeper (i32.const 0)))
     (i64.const 0))
 
-  (func (export "berm_tool_log_flood") (param i32 i32) (result i64) (local $mark i32)
-    (local.set $mark (global.get $next))
-    (loop $forever
-      (drop (call $host_log (global.get $flood_log_at) (global.get $flood_log_len)))
-      (global.set $next (local.get $mark))
-      (br $forever))
-    (i64.const 0))
-
-  (func (export "berm_tool_emit_flood") (param i32 i32) (result i64) (local $mark i32)
-    (local.set $mark (global.get $next))
-    (loop $forever
-      (drop (call $host_emit (global.get $flood_event_at) (global.get $flood_event_len)))
-      (global.set $next (local.get $mark))
-      (br $forever))
-    (i64.const 0))
+${flood('log_flood', '$host_log', 'flood_log')}
+${flood('emit_flood', '$host_emit', 'flood_event')}
 
   (func (export "berm_tool_ping") (param i32 i32) (result i64)
     (local $envelope i64) (local $at i32) (local $len i32) (local $colon i32) (local $start i32)

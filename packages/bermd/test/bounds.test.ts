@@ -7,30 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
 import { connect, deploy, type McpConnection } from './mcp-client.js';
-import { rawRequest } from './raw-http.js';
-
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const PROTOCOL = '2025-06-18';
+import { INITIALIZE, MCP_HEADERS, MCP_PROTOCOL, rawRequest } from './raw-http.js';
 
 /** Starts a session over raw POSTs (initialize, then initialized) and answers its id. */
 async function initialize(base: string): Promise<string> {
-  const res = await rawRequest(base, {
-    method: 'POST',
-    path: '/mcp',
-    headers: MCP_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-    }),
-  });
+  const res = await rawRequest(base, { method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: INITIALIZE });
   const id = res.headers['mcp-session-id'];
   if (res.status !== 200 || typeof id !== 'string') throw new Error(`initialize answered ${res.status}: ${res.body}`);
   const initialized = await rawRequest(base, {
     method: 'POST',
     path: '/mcp',
-    headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': PROTOCOL },
+    headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': MCP_PROTOCOL },
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   });
   expect(initialized.status).toBe(202);
@@ -42,7 +29,7 @@ async function listStatus(base: string, id: string): Promise<number> {
   const res = await rawRequest(base, {
     method: 'POST',
     path: '/mcp',
-    headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': PROTOCOL },
+    headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': MCP_PROTOCOL },
     body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
   });
   return res.status;
@@ -57,7 +44,7 @@ function openStream(base: string, id: string): Promise<http.ClientRequest> {
         host: url.hostname,
         port: url.port,
         path: url.pathname,
-        headers: { accept: 'text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': PROTOCOL },
+        headers: { accept: 'text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': MCP_PROTOCOL },
         agent: false,
       },
       (res) => {
@@ -71,21 +58,27 @@ function openStream(base: string, id: string): Promise<http.ClientRequest> {
   });
 }
 
-describe('--max-sessions', () => {
-  let d: RunningDaemon;
-  let client: McpConnection;
+/** A bermd started with `args` for the block's tests, and an SDK client of it, which keeps its stream open. */
+function daemonWithClient(args: string[]): { d: RunningDaemon; client: McpConnection } {
+  const held = {} as { d: RunningDaemon; client: McpConnection };
   beforeAll(async () => {
-    d = await startDaemon({ args: ['--max-sessions', '3'] });
-    // A client that keeps its stream open, as the SDK's does: never the one let go.
-    client = await connect(d.url);
+    held.d = await startDaemon({ args });
+    held.client = await connect(held.d.url);
   });
   afterAll(async () => {
-    await client.close();
-    await d.stop();
-    await removeDir(d.stateDir);
+    await held.client.close();
+    await held.d.stop();
+    await removeDir(held.d.stateDir);
   });
+  return held;
+}
+
+describe('--max-sessions', () => {
+  // The client keeps its stream open, as the SDK's does: never the one let go.
+  const held = daemonWithClient(['--max-sessions', '3']);
 
   it('closes the least recently used idle session to make room, and refuses when every session is in use', async () => {
+    const { d, client } = held;
     const older = await initialize(d.url);
     const newer = await initialize(d.url);
     // newer was used last; older has been idle longest.
@@ -99,17 +92,7 @@ describe('--max-sessions', () => {
     // With every session's stream open, there is nothing to let go: a new session is refused.
     const streams = [await openStream(d.url, newer), await openStream(d.url, fourth)];
     try {
-      const refused = await rawRequest(d.url, {
-        method: 'POST',
-        path: '/mcp',
-        headers: MCP_HEADERS,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-        }),
-      });
+      const refused = await rawRequest(d.url, { method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: INITIALIZE });
       expect(refused.status).toBe(503);
       expect(refused.headers['mcp-session-id']).toBeUndefined();
       expect(JSON.parse(refused.body)).toEqual({
@@ -129,7 +112,7 @@ describe('--max-sessions', () => {
       const ended = await rawRequest(d.url, {
         method: 'DELETE',
         path: '/mcp',
-        headers: { 'mcp-session-id': fourth, 'mcp-protocol-version': PROTOCOL },
+        headers: { 'mcp-session-id': fourth, 'mcp-protocol-version': MCP_PROTOCOL },
       });
       expect(ended.status).toBe(200);
       const again = await initialize(d.url);
@@ -165,19 +148,10 @@ function trickle(socket: net.Socket, text: string, everyMs = 100): void {
 }
 
 describe('--headers-timeout and --request-timeout', () => {
-  let d: RunningDaemon;
-  let client: McpConnection;
-  beforeAll(async () => {
-    d = await startDaemon({ args: ['--headers-timeout', '1s', '--request-timeout', '2s'] });
-    client = await connect(d.url);
-  });
-  afterAll(async () => {
-    await client.close();
-    await d.stop();
-    await removeDir(d.stateDir);
-  });
+  const held = daemonWithClient(['--headers-timeout', '1s', '--request-timeout', '2s']);
 
   it('cuts a client that sends its headers a byte at a time, or nothing at all', async () => {
+    const { d } = held;
     const slow = socketTo(d.port);
     trickle(slow.socket, `GET /harnesses HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ${'a'.repeat(10_000)}`);
     const idle = socketTo(d.port);
@@ -191,6 +165,7 @@ describe('--headers-timeout and --request-timeout', () => {
   });
 
   it('cuts a deploy whose body comes a byte at a time, and nothing is deployed', async () => {
+    const { d } = held;
     const slow = socketTo(d.port);
     slow.socket.write(
       'PUT /harnesses/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/wasm\r\nContent-Length: 100000\r\n\r\n',
@@ -203,6 +178,7 @@ describe('--headers-timeout and --request-timeout', () => {
   });
 
   it('never cuts an answer that takes longer than a request may: a session stream outlives both timeouts', async () => {
+    const { d, client } = held;
     // The stream opened with the connection; a slow client opened after it is cut after the timeouts.
     const slow = socketTo(d.port);
     slow.socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n');

@@ -6,16 +6,8 @@ import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.j
 import { HostPolicy, hostName, readAllowedHost } from '../dist/app/index.js';
 import { exited, removeDir, startDaemon, tempDir, type RunningDaemon, BERMD_BIN } from './daemon.js';
 import { connect, deploy } from './mcp-client.js';
-import { rawRequest } from './raw-http.js';
+import { INITIALIZE, MCP_HEADERS, MCP_PROTOCOL, rawRequest } from './raw-http.js';
 import { spawn } from 'node:child_process';
-
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '0' } },
-});
 
 function errorCode(body: string): unknown {
   return (JSON.parse(body) as { error: { code: unknown } }).error.code;
@@ -174,7 +166,7 @@ describe('a real bermd answering a rebound or foreign page', () => {
         method: 'tools/call',
         params: { name: 'relay.forecast', arguments: { days: 1 } },
       });
-      const session = { 'mcp-session-id': client.transport.sessionId!, 'mcp-protocol-version': '2025-06-18' };
+      const session = { 'mcp-session-id': client.transport.sessionId!, 'mcp-protocol-version': MCP_PROTOCOL };
       for (const headers of [evil(), { origin: 'http://evil.example' }]) {
         const res = await rawRequest(d.url, {
           method: 'POST',

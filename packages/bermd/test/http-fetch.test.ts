@@ -11,7 +11,7 @@ import { BermClient } from '@berm/client';
 import { basicImage, httpImage } from '../../../test/helpers/guest.js';
 import { BERMD_BIN, exited, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, deploy, put, textOf, valueOf, type McpConnection } from './mcp-client.js';
-import { ForwardProxy, RemoteHost, type SeenRequest } from './remote.js';
+import { ForwardProxy, RemoteHost, resolvedTo, type SeenRequest } from './remote.js';
 
 const SECRET = 'tok-8c1f0e-SHHH-the-example-value';
 const SCOPED = 'sc0ped-77b2-only-for-front';
@@ -106,12 +106,7 @@ describe('berm.http.fetch', () => {
       args: [
         '--serve',
         'berm.http.fetch',
-        '--resolve',
-        `api.example.com:${remote.port}:127.0.0.1`,
-        '--resolve',
-        `other.example.com:${remote.port}:127.0.0.1`,
-        '--resolve',
-        `elsewhere.example.net:${remote.port}:127.0.0.1`,
+        ...resolvedTo(remote, 'api.example.com', 'other.example.com', 'elsewhere.example.net'),
         // Nothing listens there: a request to it fails with a message naming the address.
         '--resolve',
         `down.example.com:${remote.port}:${UPSTREAM}`,

@@ -33,3 +33,17 @@ export function rawRequest(base: string, request: RawRequest): Promise<RawAnswer
     req.end(request.body);
   });
 }
+
+/** What a POST to /mcp carries, whatever it holds. */
+export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** The protocol generation raw requests speak. */
+export const MCP_PROTOCOL = '2025-06-18';
+
+/** An `initialize` request, as a client outside the SDK writes it. */
+export const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: MCP_PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});

@@ -104,6 +104,11 @@ export class RemoteHost {
   }
 }
 
+/** `--resolve NAME:PORT:127.0.0.1` for each name on `host`'s port: what a daemon sends to those names reaches `host`. */
+export function resolvedTo(host: RemoteHost, ...names: string[]): string[] {
+  return names.flatMap((name) => ['--resolve', `${name}:${host.port}:127.0.0.1`]);
+}
+
 export interface ProxyVisit {
   /** `CONNECT` (a tunnel) or the method of an absolute-form request. */
   method: string;

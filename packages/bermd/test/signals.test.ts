@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIN_LOG, httpImage, relayImage } from '../../../test/helpers/guest.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, deploy, textOf, valueOf, type McpConnection } from './mcp-client.js';
-import { RemoteHost } from './remote.js';
+import { RemoteHost, resolvedTo } from './remote.js';
 
 const FIRST = 'first-7f3a-value-of-one';
 const ROTATED = 'rotated-91bc-value-of-one';
@@ -50,16 +50,7 @@ describe('SIGHUP', () => {
     file = path.join(dir, 'secrets.json');
     await writeFile(file, JSON.stringify({ one: FIRST, two: TWO }), { mode: 0o600 });
     d = await startDaemon({
-      args: [
-        '--serve',
-        'berm.http.fetch',
-        '--resolve',
-        `api.example.com:${remote.port}:127.0.0.1`,
-        '--secrets',
-        file,
-        '--log-level',
-        'debug',
-      ],
+      args: ['--serve', 'berm.http.fetch', ...resolvedTo(remote, 'api.example.com'), '--secrets', file, '--log-level', 'debug'],
     });
     await deploy(d.url, 'h', (await httpImage({ fetch: [api], secrets: ['one'] })).bytes);
     c = await connect(d.url);
@@ -127,7 +118,7 @@ describe('SIGTERM', () => {
   it('stops accepting, lets a call under way finish, then exits 0', async () => {
     const api = `api.example.com:${remote.port}`;
     const d = await startDaemon({
-      args: ['--serve', 'berm.http.fetch', '--resolve', `api.example.com:${remote.port}:127.0.0.1`, '--shutdown-grace', '2m'],
+      args: ['--serve', 'berm.http.fetch', ...resolvedTo(remote, 'api.example.com'), '--shutdown-grace', '2m'],
     });
     try {
       await deploy(d.url, 'h', (await httpImage({ fetch: [api] })).bytes);

@@ -17,6 +17,7 @@
  * use them (a harness that imports `berm.call` or `berm.emit`, and the programs it can reach).
  */
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
@@ -132,6 +133,9 @@ function workerScript(): string {
   throw new RunnerError('bad-option', `the runtime's worker script is missing (${fileURLToPath(here)}): build bermd first`);
 }
 
+/** piscina's own default minimum: half the cores. */
+const DEFAULT_MIN_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
+
 function calls(n: number): string {
   return `${n} call${n === 1 ? '' : 's'}`;
 }
@@ -189,7 +193,9 @@ export class ToolRunner {
     this.hostServices = options.hostServices ?? new Map();
     this.pool = new Piscina<Task, TaskResult>({
       filename: workerScript(),
-      ...(threads.min !== undefined ? { minThreads: Math.min(threads.min, this.workers) } : {}),
+      // Kept alive even when idle: enough for a harness at its limit and one call of another, so a worker
+      // terminated under a runaway call is replaced at once rather than when the next call needs it.
+      minThreads: Math.min(threads.min ?? Math.max(this.maxConcurrency + 1, DEFAULT_MIN_THREADS), this.workers),
       maxThreads: this.workers,
       // Piscina's default (0) ends a worker above minThreads as soon as it idles; a daemon's bursts
       // would then pay a thread start (tens of ms) each time.
