@@ -7,13 +7,16 @@
 //   SOAK_SECONDS   length of the measured mix (default 60), after WARMUP_SECONDS of the same (default 10)
 //   SOAK_CLIENTS   clients running the mix at once (default 6)
 //   FLOOD          initialize requests in the flood (default 5000)
+//   SETTLE_SECONDS how long bermd is left idle after a flood before it is read again (default 30)
 //
 // What bermd holds is read from inside it by bench/lib/probe.js (loaded with --import, after a full
 // garbage collection): RSS, V8 heap used (the main thread's), active handles (sockets, timers, ...), file
 // descriptors and threads (RSS holds each worker thread's own heap, and the pool grows and shrinks).
 // Targets: nothing grows from the end of the warm-up to the end of the mix beyond noise (read four times
 // along it); the flood's RSS growth is bounded by the session cap (a second flood adds nothing), where
-// the uncapped daemon's grows with every session.
+// the uncapped daemon's grows with every session. Right after a flood RSS holds the garbage of every
+// session closed to make room, which V8 gives back once the daemon idles: each flood is read right
+// after and again SETTLE_SECONDS later.
 import { ECHO_WAT, RUNAWAY_WAT, image } from './lib/guests.js';
 import { agent, del, initialize, put, session, startBermd } from './lib/daemon.js';
 
@@ -21,6 +24,7 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const WARMUP = Number(process.env.WARMUP_SECONDS ?? 10);
 const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 6);
 const FLOOD = Number(process.env.FLOOD ?? 5000);
+const SETTLE = Number(process.env.SETTLE_SECONDS ?? 30);
 const FLOOD_CONCURRENCY = 32;
 const DAEMON = ['--call-timeout', '2s', '--max-memory', '16M'];
 
@@ -78,7 +82,15 @@ async function mix(url, seconds) {
   return counts;
 }
 
-async function flood(url) {
+/** `FLOOD` initialize requests, then what the daemon holds right after and once it has idled. */
+async function flood(d) {
+  await initializeMany(d.url);
+  const after = await d.probe();
+  await new Promise((resolve) => setTimeout(resolve, SETTLE * 1000));
+  return { after, settled: await d.probe() };
+}
+
+async function initializeMany(url) {
   let next = 0;
   await Promise.all(
     Array.from({ length: FLOOD_CONCURRENCY }, async () => {
@@ -108,20 +120,14 @@ for (let quarter = 1; quarter <= 4; quarter++) {
 }
 const end = along.at(-1).probe;
 // 2. The flood, twice, on the same daemon (default cap).
-await flood(d.url);
-const afterFlood = await d.probe();
-await flood(d.url);
-const afterSecondFlood = await d.probe();
+const capped = [await flood(d), await flood(d)];
 await d.stop();
 
 // 3. The same floods on a daemon whose cap they never reach: what each session costs when nothing bounds them.
 const open = await daemon(['--max-sessions', String(FLOOD * 4)]);
 await mix(open.url, 2);
 const openBefore = await open.probe();
-await flood(open.url);
-const openAfter = await open.probe();
-await flood(open.url);
-const openAfterSecond = await open.probe();
+const uncapped = [await flood(open), await flood(open)];
 await open.stop();
 agent.destroy();
 
@@ -137,18 +143,24 @@ console.log(header);
 console.log(row('start', start));
 console.log(row(`after ${WARMUP} s warm-up`, afterWarmUp));
 for (const { label, probe } of along) console.log(row(label, probe));
-console.log(row(`after ${FLOOD} initialize (cap 1000)`, afterFlood));
-console.log(row(`after ${FLOOD} more (cap 1000)`, afterSecondFlood));
+const floods = (label, [first, second]) => {
+  console.log(row(`${label}after ${FLOOD} initialize`, first.after));
+  console.log(row(`${label}  ${SETTLE} s later`, first.settled));
+  console.log(row(`${label}after ${FLOOD} more`, second.after));
+  console.log(row(`${label}  ${SETTLE} s later`, second.settled));
+};
+floods('cap 1000: ', capped);
 console.log(row('uncapped daemon, before the flood', openBefore));
-console.log(row(`uncapped, after ${FLOOD} initialize`, openAfter));
-console.log(row(`uncapped, after ${FLOOD} more`, openAfterSecond));
+floods('uncapped: ', uncapped);
 console.log('');
 const grew = (a, b, key) => ((b[key] - a[key]) / MB).toFixed(1);
 console.log(
   `from warm-up to end: RSS ${grew(afterWarmUp, end, 'rss')} MB, heap ${grew(afterWarmUp, end, 'heapUsed')} MB, handles ${end.handles - afterWarmUp.handles}, fds ${end.fds - afterWarmUp.fds} (target: no growth)`,
 );
-const perSession = (openAfter.rss - openBefore.rss) / FLOOD;
+const perSession = (uncapped[0].settled.rss - openBefore.rss) / FLOOD;
 console.log(
-  `flood of ${FLOOD} initialize: RSS +${grew(end, afterFlood, 'rss')} MB then +${grew(afterFlood, afterSecondFlood, 'rss')} MB with the cap of 1000 (heap +${grew(end, afterFlood, 'heapUsed')} then +${grew(afterFlood, afterSecondFlood, 'heapUsed')}); ` +
-    `+${grew(openBefore, openAfter, 'rss')} MB then +${grew(openAfter, openAfterSecond, 'rss')} MB uncapped (${(perSession / 1024).toFixed(1)} KB of RSS a session; 1000 of them: ${((perSession * 1000) / MB).toFixed(0)} MB)`,
+  `settled after each flood of ${FLOOD}: with the cap of 1000, RSS +${grew(end, capped[0].settled, 'rss')} MB then +${grew(capped[0].settled, capped[1].settled, 'rss')} MB ` +
+    `(heap +${grew(end, capped[0].settled, 'heapUsed')} then +${grew(capped[0].settled, capped[1].settled, 'heapUsed')}); uncapped, ` +
+    `+${grew(openBefore, uncapped[0].settled, 'rss')} MB then +${grew(uncapped[0].settled, uncapped[1].settled, 'rss')} MB ` +
+    `(${(perSession / 1024).toFixed(1)} KB of RSS a session; 1000 of them: ${((perSession * 1000) / MB).toFixed(0)} MB)`,
 );

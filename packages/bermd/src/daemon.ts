@@ -58,6 +58,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'httpMaxBodyBytes'
       | 'sessionIdleMs'
       | 'maxSessions'
+      | 'mcpMaxBody'
       | 'headersTimeoutMs'
       | 'requestTimeoutMs'
       | 'shutdownGraceMs'
@@ -222,7 +223,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   });
-  const mcp = createMcpEndpoint({ sessions: mcpSessions });
+  const mcp = createMcpEndpoint({ sessions: mcpSessions, maxBodySize: config.mcpMaxBody });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
   void app.register(mcp.plugin);
 

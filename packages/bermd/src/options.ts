@@ -23,7 +23,7 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS,
   workersFor,
 } from './limits.js';
-import { MAX_SESSIONS, SESSION_IDLE_MS } from './mcp/index.js';
+import { MAX_MCP_BODY, MAX_SESSIONS, SESSION_IDLE_MS } from './mcp/index.js';
 
 const PROXY = SYSCALL.httpProxy;
 
@@ -82,6 +82,8 @@ export interface DaemonOptions {
   sessionIdleMs: number;
   /** The most MCP sessions held at once. */
   maxSessions: number;
+  /** The largest request body /mcp accepts. */
+  mcpMaxBody: number;
   /** How long a connection may take to send a request head (and stay idle between requests). */
   headersTimeoutMs: number;
   /** How long a connection may take to send a whole request, body included. */
@@ -101,7 +103,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
-             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N]
+             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--mcp-max-body N[K|M|G]]
              [--headers-timeout DURATION] [--request-timeout DURATION] [--shutdown-grace DURATION]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
@@ -127,6 +129,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)
   --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)
   --max-sessions    most MCP sessions held at once; at the cap the least recently used idle one is closed, and when all are in use a new one is refused (default ${MAX_SESSIONS})
+  --mcp-max-body    largest request body /mcp accepts (default 4M); a tool's arguments and a little framing
   --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
   --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer
   --shutdown-grace  on SIGTERM, how long calls and requests under way may take to finish before they are stopped (default 10s)`;
@@ -204,6 +207,7 @@ const FLAGS = {
   'http-max-body': { type: 'string' },
   'session-idle': { type: 'string' },
   'max-sessions': { type: 'string' },
+  'mcp-max-body': { type: 'string' },
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'shutdown-grace': { type: 'string' },
@@ -292,6 +296,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const httpMaxBodyBytes = values['http-max-body'] === undefined ? DEFAULT_HTTP_MAX_BODY : size(values['http-max-body'], '--http-max-body');
   const sessionIdleMs = values['session-idle'] === undefined ? SESSION_IDLE_MS : duration(values['session-idle'], '--session-idle');
   const maxSessions = values['max-sessions'] === undefined ? MAX_SESSIONS : count(values['max-sessions'], '--max-sessions');
+  const mcpMaxBody = values['mcp-max-body'] === undefined ? MAX_MCP_BODY : size(values['mcp-max-body'], '--mcp-max-body');
   const headersTimeoutMs =
     values['headers-timeout'] === undefined ? DEFAULT_HEADERS_TIMEOUT_MS : duration(values['headers-timeout'], '--headers-timeout');
   const requestTimeoutMs =
@@ -327,6 +332,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     httpMaxBodyBytes,
     sessionIdleMs,
     maxSessions,
+    mcpMaxBody,
     headersTimeoutMs,
     requestTimeoutMs,
   };

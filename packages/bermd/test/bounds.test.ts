@@ -73,9 +73,18 @@ function daemonWithClient(args: string[]): { d: RunningDaemon; client: McpConnec
   return held;
 }
 
-describe('--max-sessions', () => {
+describe('--max-sessions and --mcp-max-body', () => {
   // The client keeps its stream open, as the SDK's does: never the one let go.
-  const held = daemonWithClient(['--max-sessions', '3']);
+  const held = daemonWithClient(['--max-sessions', '3', '--mcp-max-body', '2K']);
+
+  it('refuses a /mcp body over its bound (413), and nothing starts', async () => {
+    const { d } = held;
+    const body = JSON.stringify({ ...JSON.parse(INITIALIZE), pad: 'x'.repeat(2048) });
+    const res = await rawRequest(d.url, { method: 'POST', path: '/mcp', headers: MCP_HEADERS, body });
+    expect(res.status).toBe(413);
+    expect(res.headers['mcp-session-id']).toBeUndefined();
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: -32600, message: 'the request body is larger than 2048 bytes' } });
+  });
 
   it('closes the least recently used idle session to make room, and refuses when every session is in use', async () => {
     const { d, client } = held;
