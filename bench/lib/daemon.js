@@ -111,9 +111,17 @@ export function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+// A benchmark that fails midway leaves no server behind.
+const running = new Set();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Spawns `node ...args` and resolves, once it prints the URL `pattern` captures, with a handle that stops it. */
 export async function startServer(args, pattern) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let err = '';
   const waiters = new Set();
   child.stderr.on('data', (c) => {
