@@ -83,7 +83,7 @@ describe('bermd /mcp', () => {
     expect(instructions.trim().split(/(?<=[.!?])\s+(?=[A-Z])/)).toHaveLength(1);
   });
 
-  it('lists every tool as {harness}.{tool} with its schemas, read-only hint and deprecation', async () => {
+  it('lists every tool as {harness}.{tool} with its schemas, hints and deprecation', async () => {
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
     expect(names).toEqual([...names].sort());
@@ -108,18 +108,19 @@ describe('bermd /mcp', () => {
       description: 'Returns its query.',
       inputSchema: manifest.tools[0]!.arguments,
       outputSchema: manifest.tools[0]!.returns,
-      annotations: { readOnlyHint: true },
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     });
     // A string result is no output schema: MCP's outputSchema is an object schema.
     expect(byName.get('sample.old')).toEqual({
       name: 'sample.old',
       description: 'Deprecated. Answers a string.',
       inputSchema: { type: 'object' },
-      annotations: { readOnlyHint: false },
+      annotations: { readOnlyHint: false, openWorldHint: false },
     });
+    // The manifest's uint32 is the range it means: no client knows the format.
     expect(byName.get('relay.forecast')!.inputSchema).toEqual({
       type: 'object',
-      properties: { days: { type: 'integer', format: 'uint32', minimum: 0 } },
+      properties: { days: { type: 'integer', minimum: 0, maximum: 4294967295 } },
       required: ['days'],
     });
     expect(byName.get('basic.echo')!.outputSchema).toBeUndefined();
@@ -195,10 +196,11 @@ describe('bermd /mcp', () => {
     ]);
     const read = await c.client.readResource({ uri: 'berm://sample/usage' });
     expect(read.contents).toEqual([{ uri: 'berm://sample/usage', mimeType: 'text/markdown', text: sampleTools().usage }]);
-    // basic has an empty usage: no resource.
+    // basic has an empty usage: no resource. MCP 2026-07-28's code for it, which the SDK sends to every generation.
     const missing = await c.client.readResource({ uri: 'berm://basic/usage' }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(McpError);
-    expect((missing as McpError).code).toBe(-32002);
+    expect((missing as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect((missing as McpError).data).toEqual({ uri: 'berm://basic/usage' });
   });
 
   it('tells connected sessions when a deploy or an undeploy changes the lists', async () => {
