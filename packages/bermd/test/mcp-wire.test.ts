@@ -357,11 +357,16 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
   for (const m of malformed) {
     it(`refuses what the SDK refuses, alone or in a batch: ${m.title}`, async () => {
       const message = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'basic.echo', arguments: {} }, ...m.message };
-      for (const body of [message, [message]]) {
+      // Alone, the session's transport refuses it (a parse error); in a batch, the SDK's classification
+      // (an invalid request). Either way it is a JSON-RPC error, and no call ran.
+      for (const [body, code] of [
+        [message, -32700],
+        [[message], -32600],
+      ] as const) {
         const res = await post(d.url, base(), body);
         expect(res.status).toBe(400);
         expect(res.headers['content-type']).toBe('application/json');
-        expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+        expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { code } });
       }
       expect(d.log().filter((e) => e.msg === 'tools/call finished' && e.rpc_id === m.message.id)).toEqual([]);
     });
