@@ -2,11 +2,13 @@
  * The fast path of `/mcp`: a POST carrying one `tools/call` request is answered here, on the raw
  * response, rather than through the SDK: on a live 2025-era session, or as a 2026-07-28 request.
  *
- * Why: measured with bench/mcp.js, the SDK's path costs the main thread 200 µs (2025 sessions) to
- * 450 µs (2026-07-28) per call beside a bare Node server's 40 (the Node request copied into a web
- * `Request`, a `ReadableStream` per answer, zod parses of request and result, and for 2026 a server,
- * a transport and abort controllers built per request), which keeps `/mcp` below a third of the bare
- * server's throughput; the call is the one request a client makes thousands of times.
+ * Why: measured with bench/mcp.js (8 calls in flight, against a bare Node server in the same run), the
+ * SDK's path spends about twice the main thread's time per call that this one does, in both generations
+ * (580 against 270 µs on a session, 850 against 360 µs in 2026-07-28, on a loaded 2-core machine), and
+ * its throughput is 0.16× (2025) and 0.08× (2026-07-28) the bare server's where this path's is 0.27× and
+ * 0.13×. Per request the SDK copies the Node request into a web `Request`, streams every answer through
+ * a `ReadableStream`, parses request and result with zod, and for 2026-07-28 builds a server, a
+ * transport and abort controllers; the call is the one request a client makes thousands of times.
  *
  * What it keeps: the same tool-call code as the servers (`callTool`), the SDK's checks (a request
  * failing one, or carrying anything the fast path does not know, takes the SDK's path and gets its
