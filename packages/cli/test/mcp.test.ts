@@ -19,7 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { Arrivals, deploy, textOf, valueOf } from '../../bermd/test/mcp-client.js';
-import { FAIL_MESSAGE, basicImage, relayImage } from '../../../test/helpers/guest.js';
+import { FAIL_MESSAGE, SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { repoRoot } from './helpers/cli.js';
 
@@ -222,6 +222,17 @@ describe('berm mcp', () => {
       expect(messages.received).toEqual([
         { level: 'notice', logger: 'relay', data: { event: 'reading', fields: { celsius: 3 }, tool: 'emit' } },
       ]);
+    });
+
+    it('cancels a call by closing its request, when the client sends notifications/cancelled', async () => {
+      const controller = new AbortController();
+      const spinning = client.callTool({ name: 'relay.spin', arguments: {} }, { signal: controller.signal }).catch((e: unknown) => e);
+      await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'relay');
+      controller.abort('enough');
+      expect(await spinning).toBeInstanceOf(Error);
+      // bermd stopped the guest: the relay closed the request the cancellation named.
+      await d.waitForLog((e) => e.msg === 'call cancelled by its caller' && e.harness === 'relay' && e.tool === 'spin');
+      expect(valueOf(await client.callTool({ name: 'basic.echo', arguments: { after: 'cancel' } }))).toEqual({ after: 'cancel' });
     });
 
     it('relays a listen stream, and keeps it across a restart of bermd', async () => {
