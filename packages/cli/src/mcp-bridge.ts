@@ -311,7 +311,10 @@ export class McpBridge {
       if (this.initialize !== undefined) await this.reopenSession(this.initialize);
       for (const listen of this.listens.values()) {
         this.relistened.add(listen.id);
-        await this.up.send(listen, { onRequestStreamEnd: () => this.listenEnded(listen.id) });
+        // Tracked as the client's own request was, so that its cancellation still closes the stream.
+        const controller = new AbortController();
+        this.inflight.set(listen.id, controller);
+        await this.up.send(listen, { requestSignal: controller.signal, onRequestStreamEnd: () => this.listenEnded(listen.id) });
       }
       this.nowReachable();
       if (this.initialize !== undefined) await this.listChanged();

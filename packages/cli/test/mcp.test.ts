@@ -3,7 +3,7 @@
 // 1.x client (2025-11-25) and the v2 client pinned to 2026-07-28. Notifications and the daemon's
 // restarts are awaited through the events that mark them; nothing here sleeps.
 import { spawn } from 'node:child_process';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client as ModernClient, LOG_LEVEL_META_KEY, ProtocolError } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
@@ -23,14 +23,22 @@ import { FAIL_MESSAGE, SPIN_LOG, basicImage, relayImage } from '../../../test/he
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { repoRoot } from './helpers/cli.js';
 
-/** What the README's stdio recipe runs: `berm mcp`, with the daemon's address in BERM_URL. */
+/**
+ * What the README's stdio recipe runs: `berm mcp`, with the daemon's address in BERM_URL. `berm` is found
+ * on PATH, and the `node` its first line asks for is the one running the tests.
+ */
 function recipe(url: string, env: Record<string, string> = {}): { command: string; args: string[]; env: Record<string, string> } {
   const inherited = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
   delete inherited.BERM_TOKEN;
   return {
     command: 'berm',
     args: ['mcp'],
-    env: { ...inherited, PATH: `${join(repoRoot, 'bin')}${delimiter}${process.env.PATH ?? ''}`, BERM_URL: url, ...env },
+    env: {
+      ...inherited,
+      PATH: [join(repoRoot, 'bin'), dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
+      BERM_URL: url,
+      ...env,
+    },
   };
 }
 

@@ -3,7 +3,7 @@
 // as written (its command, arguments and environment, with the address of a test daemon) by the MCP
 // SDK's stdio client, serves bermd's tools. A recipe edited out of step with bermd fails here.
 import { readFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,7 +78,7 @@ describe('README: Connect a client', () => {
         ...inherited,
         ...stdio.env,
         BERM_URL: d.url,
-        PATH: `${join(repoRoot, 'bin')}${delimiter}${process.env.PATH ?? ''}`,
+        PATH: [join(repoRoot, 'bin'), dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
       };
       // The recipe's token placeholder stands for the token of a daemon that has one; this one has none.
       delete env.BERM_TOKEN;
