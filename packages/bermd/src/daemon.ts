@@ -41,7 +41,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
-} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs'>>;
+} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs' | 'maxListens'>>;
 
 interface Prepared {
   runtime: PreparedHarness;
@@ -185,7 +185,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   };
   sessions = new McpSessions(core, config.sessionIdleMs);
   const mcpSessions = sessions;
-  const stateless = new StatelessMcp(core);
+  const stateless = new StatelessMcp(core, { maxListens: config.maxListens });
   registry.onChange(() => {
     mcpSessions.listsChanged();
     stateless.listsChanged();

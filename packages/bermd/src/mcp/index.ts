@@ -22,6 +22,6 @@ export {
   type EventMessage,
 } from './server.js';
 export { McpSessions, Session, SESSION_IDLE_MS } from './sessions.js';
-export { StatelessMcp, type StatelessOptions } from './stateless.js';
+export { MAX_LISTENS, StatelessMcp, type StatelessOptions } from './stateless.js';
 export { createMcpEndpoint, MCP_PATH, MAX_MCP_BODY, type McpEndpoint, type McpEndpointOptions } from './plugin.js';
 export { ANSWERERS, fastCall, sdkTransport, type McpAnswerer, type McpExchange } from './transport.js';

@@ -13,9 +13,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
 
+/** The most listen streams open at once, one more being refused (the default of `--max-listens`, the SDK's own). */
+export const MAX_LISTENS = 1024;
+
 export interface StatelessOptions {
   /** Where list changes travel to `subscriptions/listen` streams; the SDK's in-process bus by default. */
   bus?: ServerEventBus;
+  /** The most listen streams open at once; MAX_LISTENS by default. */
+  maxListens?: number;
 }
 
 /** The request headers the SDK's handler reads (the MCP ones, and what the body is). */
@@ -37,6 +42,8 @@ export class StatelessMcp {
       // 2025-era requests never reach this handler: the plugin routes them to their sessions.
       legacy: 'reject',
       bus: options.bus,
+      // Each listen holds a connection and a place on the bus for as long as its client wants.
+      maxSubscriptions: options.maxListens ?? MAX_LISTENS,
       onerror: (e) => core.logger.debug({ err: e }, 'mcp 2026-07-28 request refused or failed'),
     });
   }
