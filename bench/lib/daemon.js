@@ -13,7 +13,8 @@ export const BERMD = fileURLToPath(new URL('../../packages/bermd/bin/bermd.js', 
 /** Loaded into a bermd by `startBermd({ probe: true })`: reports its memory and handles on SIGUSR2 (see probe.js). */
 const PROBE = fileURLToPath(new URL('./probe.js', import.meta.url));
 
-export const PROTOCOL_VERSION = '2025-06-18';
+/** The 2025 generation's latest version: what a session's `initialize` asks for. */
+export const PROTOCOL_VERSION = '2025-11-25';
 
 // One keep-alive agent for every request: the client's cost is the same for every server measured.
 export const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -72,14 +73,14 @@ export function message(res) {
 }
 
 /** `initialize` over a raw POST: the session's id and the headers its requests carry. */
-export async function initialize(url) {
+export async function initialize(url, protocolVersion = PROTOCOL_VERSION) {
   const init = await post(
     url,
     JSON.stringify({
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
     }),
   );
   const id = init.headers['mcp-session-id'];
@@ -87,20 +88,24 @@ export async function initialize(url) {
   return { id, headers };
 }
 
+/** A tools/call answer's result; an error is thrown, and an error result too unless `errors`. */
+export function check(name, m, errors = false) {
+  if (m.error || (m.result.isError && !errors)) throw new Error(`tools/call ${name}: ${JSON.stringify(m.error ?? m.result)}`);
+  return m.result;
+}
+
 /**
- * An MCP session over raw POSTs (initialize, initialized), as a function calling a tool and answering
- * its result; with `{ errors: true }` an error result is answered rather than thrown.
+ * A 2025-era MCP session over raw POSTs (initialize, initialized), as a function calling a tool and
+ * answering its result. Options: `errors`, an error result is answered rather than thrown; `batch`, each
+ * call travels as a batch of one (which bermd's fast path leaves to the SDK's transport); `protocolVersion`.
  */
-export async function session(url, { errors = false } = {}) {
-  const { headers } = await initialize(url);
+export async function session(url, { errors = false, batch = false, protocolVersion } = {}) {
+  const { headers } = await initialize(url, protocolVersion);
   await post(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
   let next = 1;
   const call = async (name, args) => {
-    const m = message(
-      await post(url, JSON.stringify({ jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } }), headers),
-    );
-    if (m.error || (m.result.isError && !errors)) throw new Error(`tools/call ${name}: ${JSON.stringify(m.error ?? m.result)}`);
-    return m.result;
+    const request = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } };
+    return check(name, message(await post(url, JSON.stringify(batch ? [request] : request), headers)), errors);
   };
   call.headers = headers;
   return call;

@@ -12,9 +12,11 @@ import { controlPlugin } from './control/index.js';
 import { Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { BermdError } from './errors.js';
+import { HTTP_SYSCALLS } from '@berm/protocol';
 import {
   createMcpEndpoint,
   McpSessions,
+  StatelessMcp,
   ToolCatalog,
   type CatalogEntry,
   type EventMessage,
@@ -62,6 +64,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'headersTimeoutMs'
       | 'requestTimeoutMs'
       | 'shutdownGraceMs'
+      | 'maxListens'
     >
   >;
 
@@ -150,7 +153,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           },
           context: egressContext(name, checked.declared, checked.grants),
         });
-        return { runtime, listing: catalog.prepare(name, checked.manifest.data) };
+        const leavesMachine = Object.keys(checked.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));
+        return { runtime, listing: catalog.prepare(name, checked.manifest.data, leavesMachine) };
       } catch (e) {
         throw isRunnerError(e) ? deployError(e, limits.max_memory_bytes) : e;
       }
@@ -212,7 +216,11 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   };
   sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions);
   const mcpSessions = sessions;
-  registry.onChange(() => mcpSessions.listsChanged());
+  const stateless = new StatelessMcp(core, { maxListens: config.maxListens });
+  registry.onChange(() => {
+    mcpSessions.listsChanged();
+    stateless.listsChanged();
+  });
 
   const hosts = new HostPolicy({ listen: config.host, allowed: config.allowedHosts });
   const app = buildApp({
@@ -223,7 +231,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   });
-  const mcp = createMcpEndpoint({ sessions: mcpSessions, maxBodySize: config.mcpMaxBody });
+  const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
   void app.register(mcp.plugin);
 

@@ -23,7 +23,7 @@ import {
   DEFAULT_SHUTDOWN_GRACE_MS,
   workersFor,
 } from './limits.js';
-import { MAX_MCP_BODY, MAX_SESSIONS, SESSION_IDLE_MS } from './mcp/index.js';
+import { MAX_LISTENS, MAX_MCP_BODY, MAX_SESSIONS, SESSION_IDLE_MS } from './mcp/index.js';
 
 const PROXY = SYSCALL.httpProxy;
 
@@ -88,6 +88,8 @@ export interface DaemonOptions {
   headersTimeoutMs: number;
   /** How long a connection may take to send a whole request, body included. */
   requestTimeoutMs: number;
+  /** The most 2026-07-28 `subscriptions/listen` streams open at once; one more is refused. */
+  maxListens: number;
 }
 
 export class OptionsError extends Error {
@@ -103,7 +105,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
-             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--mcp-max-body N[K|M|G]]
+             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--max-listens N] [--mcp-max-body N[K|M|G]]
              [--headers-timeout DURATION] [--request-timeout DURATION] [--shutdown-grace DURATION]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
@@ -129,6 +131,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)
   --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)
   --max-sessions    most MCP sessions held at once; at the cap the least recently used idle one is closed, and when all are in use a new one is refused (default ${MAX_SESSIONS})
+  --max-listens     most MCP 2026-07-28 listen streams open at once; one more is refused (default ${MAX_LISTENS})
   --mcp-max-body    largest request body /mcp accepts (default 4M); a tool's arguments and a little framing
   --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
   --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer
@@ -211,6 +214,7 @@ const FLAGS = {
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'shutdown-grace': { type: 'string' },
+  'max-listens': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -303,6 +307,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     values['request-timeout'] === undefined ? DEFAULT_REQUEST_TIMEOUT_MS : duration(values['request-timeout'], '--request-timeout');
   const shutdownGraceMs =
     values['shutdown-grace'] === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : duration(values['shutdown-grace'], '--shutdown-grace');
+  const maxListens = values['max-listens'] === undefined ? MAX_LISTENS : count(values['max-listens'], '--max-listens');
   // Node's HTTP server refuses a head's time longer than the whole request's.
   if (headersTimeoutMs > requestTimeoutMs)
     throw new OptionsError(
@@ -335,6 +340,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     mcpMaxBody,
     headersTimeoutMs,
     requestTimeoutMs,
+    maxListens,
   };
 }
 

@@ -5,7 +5,7 @@ import { FORECAST_LOG, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { HostPolicy, hostName, readAllowedHost } from '../dist/app/index.js';
 import { exited, removeDir, startDaemon, tempDir, type RunningDaemon, BERMD_BIN } from './daemon.js';
-import { connect, deploy } from './mcp-client.js';
+import { connect, connectModern, deploy, envelope, modernHeaders } from './mcp-client.js';
 import { INITIALIZE, MCP_HEADERS, MCP_PROTOCOL, rawRequest } from './raw-http.js';
 import { spawn } from 'node:child_process';
 
@@ -76,6 +76,7 @@ describe('a real bermd answering a rebound or foreign page', () => {
   let d: RunningDaemon;
   beforeAll(async () => {
     d = await startDaemon({ args: ['--log-level', 'debug'] });
+    await deploy(d.url, 'relay', (await relayImage()).bytes);
   });
   afterAll(async () => {
     await d.stop();
@@ -134,9 +135,9 @@ describe('a real bermd answering a rebound or foreign page', () => {
   });
 
   it('refuses /mcp as JSON-RPC: no session starts and no tool runs', async () => {
-    await deploy(d.url, 'relay', (await relayImage()).bytes);
     const opened = (): number => d.log().filter((e) => e.msg === 'mcp session opened').length;
     const before = opened();
+    const ran = d.log().filter((e) => e.msg === FORECAST_LOG.message).length;
     // What a rebound page sends: its own name as both Host and Origin.
     const init = await rawRequest(d.url, {
       method: 'POST',
@@ -178,13 +179,43 @@ describe('a real bermd answering a rebound or foreign page', () => {
       }
       const stream = await rawRequest(d.url, { method: 'DELETE', path: '/mcp', headers: { ...session, ...evil() } });
       expect(stream.status).toBe(403);
-      expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toEqual([]);
+      expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toHaveLength(ran);
       // The session is still there, and the same call from the client runs.
       const result = await client.client.callTool({ name: 'relay.forecast', arguments: { days: 1 } });
       expect(result.isError).toBeFalsy();
-      expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toHaveLength(1);
+      expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toHaveLength(ran + 1);
     } finally {
       await client.close();
+    }
+  });
+
+  it('refuses a 2026-07-28 request the same way: its tool does not run', async () => {
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'relay.forecast', arguments: { days: 3 }, _meta: envelope() },
+    });
+    const before = d.log().filter((e) => e.msg === FORECAST_LOG.message).length;
+    for (const headers of [evil(), { origin: `http://evil.example:${d.port}` }]) {
+      const res = await rawRequest(d.url, {
+        method: 'POST',
+        path: '/mcp',
+        headers: { ...modernHeaders('tools/call', 'relay.forecast'), ...headers },
+        body: call,
+      });
+      expect(res.status).toBe(403);
+      expect(JSON.parse(res.body).error.data.code).toMatch(/^forbidden-(host|origin)$/);
+    }
+    expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toHaveLength(before);
+    // A client of that generation addressing bermd by its name is served.
+    const modern = await connectModern(d.url);
+    try {
+      const result = await modern.client.callTool({ name: 'relay.forecast', arguments: { days: 3 } });
+      expect(result.isError).toBeFalsy();
+      expect(d.log().filter((e) => e.msg === FORECAST_LOG.message)).toHaveLength(before + 1);
+    } finally {
+      await modern.close();
     }
   });
 
