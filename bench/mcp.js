@@ -6,12 +6,14 @@
 // fast path does not read in 2026-07-28), which is what decides whether the fast path stays.
 // Also: what instantiating a guest costs per call, and what one level of berm.call adds.
 // Build first: npm run build. Run: node bench/mcp.js
+// BENCH_ARGS adds bermd flags to every daemon it starts (e.g. "--max-concurrency 2").
 import { CHAIN_WAT, ECHO_WAT, image, wat2wasm } from './lib/guests.js';
 import { agent, check, cpuUs, message, post, put, quantile, session, startBermd, startServer } from './lib/daemon.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const EXTRA = (process.env.BENCH_ARGS ?? '').split(' ').filter(Boolean);
 
 const echoImage = image(ECHO_WAT, ['echo']);
 const chainImage = image(CHAIN_WAT, ['chain', 'echo']);
@@ -108,7 +110,7 @@ const callers = CONCURRENCY;
 
 // 1. /mcp against the bare server, in each generation, on each path: one call in flight (latency) and
 // CONCURRENCY (throughput).
-const bermd = await startBermd();
+const bermd = await startBermd(EXTRA);
 await put(`${bermd.url}/harnesses/echo`, echoImage);
 await put(`${bermd.url}/harnesses/chain`, chainImage);
 const bare = await startBare();
@@ -162,7 +164,7 @@ rows.push(instantiation);
 // 3. berm.call: the chain tool at depth limits 0, 2 and 4, one bermd each; the slope is one nested level.
 const levels = [];
 for (const depth of [0, 2, 4]) {
-  const d = await startBermd(['--max-call-depth', String(depth)]);
+  const d = await startBermd([...EXTRA, '--max-call-depth', String(depth)]);
   await put(`${d.url}/harnesses/chain`, chainImage);
   const cs = await Promise.all(Array.from({ length: callers }, () => session(`${d.url}/mcp`)));
   await measure('warm-up', 300, CONCURRENCY, cs, (c) => c('chain.chain', { program: 'chain' }));

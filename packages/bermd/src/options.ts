@@ -119,7 +119,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --max-memory      most memory one guest instance may have (default 64M); an image starting above it is refused at deploy
   --max-result-size longest result a tool may answer (default 1M)
   --max-call-depth  how deep berm.call may nest; 0 refuses the first nested call (default ${DEFAULT_MAX_CALL_DEPTH})
-  --max-concurrency how many calls entering through one harness run at once; the others wait their turn (default ${DEFAULT_LIMITS.max_concurrency}, the cores but one)
+  --max-concurrency how many calls entering through one harness run at once; the others wait their turn (default ${DEFAULT_LIMITS.max_concurrency}, the cores)
   --workers         worker threads running calls, more than --max-concurrency (default: --max-concurrency plus half the cores, at least 1 more)
   --max-queue       how many calls one harness may have waiting for a worker; past that a call is refused as busy (default ${DEFAULT_MAX_QUEUE})
   --tool-separator  between harness and tool in MCP tool names, from . _ - / (default ${DEFAULT_TOOL_SEPARATOR})
