@@ -23,9 +23,9 @@ export const SESSION_IDLE_MS = 30 * 60 * 1000;
 /** How often idle sessions are looked for; more often when the idle time is shorter. */
 const SWEEP_MS = 60 * 1000;
 /**
- * The most sessions held at once (the default of `--max-sessions`). A session costs about 34 KB (its
- * transport, its server, the SDK's handlers), measured as 5,000 `initialize`s raising bermd's RSS by
- * 170 MB; 1,000 of them hold about 35 MB.
+ * The most sessions held at once (the default of `--max-sessions`). bench/soak.js measures what a session
+ * costs (its transport, its server, the SDK's handlers): about 8 KB of heap and 15 KB of RSS each, so
+ * 1,000 of them hold about 15 MB, where 5,000 `initialize`s without a cap kept growing bermd's RSS.
  */
 export const MAX_SESSIONS = 1000;
 
