@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app/index.js';
 import { controlPlugin } from './control/index.js';
-import { Registry, type DeployHooks } from './deploy/index.js';
+import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { BermdError } from './errors.js';
 import {
@@ -30,7 +30,7 @@ export interface Daemon {
   runner: ToolRunner;
   catalog: ToolCatalog;
   sessions: McpSessions;
-  /** Stops in order: `/mcp` (calls under way answer, then sessions end), the app, the registry (usage written), the workers. */
+  /** Stops in order: `/mcp` (calls under way answer, then sessions end), the app, the registry (usage written, the store closed), the workers. */
   close(): Promise<void>;
 }
 
@@ -39,7 +39,12 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
-} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs'>>;
+} & Partial<
+    Pick<
+      DaemonOptions,
+      'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs' | 'store' | 'storeWaitMs' | 'reconcileIntervalMs'
+    >
+  >;
 
 interface Prepared {
   runtime: PreparedHarness;
@@ -88,6 +93,8 @@ function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): Be
 }
 
 export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
+  // Opened before anything else starts: a database that does not answer yet is waited for (--store-wait).
+  const store = config.store === undefined ? undefined : await PostgresStore.open(config.store, { logger, waitMs: config.storeWaitMs });
   const serve = config.serve ?? [];
   const secrets = config.secrets ?? Secrets.none();
   // Built only when an HTTP syscall is served: otherwise no harness could reach it, since the deploy checks refuse it.
@@ -157,6 +164,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   try {
     registry = await Registry.open({
       stateDir: config.stateDir,
+      store,
+      reconcileIntervalMs: config.reconcileIntervalMs,
       logger,
       hooks: hooks as DeployHooks,
       rewriteImage,
@@ -168,6 +177,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   } catch (e) {
     await runner.close();
     await egress?.close();
+    await store?.close();
     throw e;
   }
 

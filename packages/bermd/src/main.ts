@@ -1,11 +1,18 @@
 import { pino } from 'pino';
 import { createDaemon, type Daemon } from './daemon.js';
+import { reasonOf, storeLocation, storePassword } from './deploy/index.js';
+import { isBermdError } from './errors.js';
 import { armFault, FAULT_ENV } from './faults.js';
+import { migrateStore } from './migrate-store.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { redactingStream } from './egress/index.js';
 
-/** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
+/**
+ * `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens.
+ * `bermd migrate-store ...` moves a directory store into PostgreSQL (migrate-store.ts).
+ */
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'migrate-store') return migrateStore(argv.slice(1));
   let options: DaemonOptions | 'help';
   try {
     options = await parseOptions(argv);
@@ -21,12 +28,12 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
-  // With secrets held, every log line passes a last check for their values before it is written.
+  // With secrets held (the store's password among them), every log line passes a last check for their
+  // values before it is written.
+  const password = options.store === undefined ? undefined : storePassword(options.store);
+  const hidden = password === undefined ? options.secrets : options.secrets.alsoHiding('store password', password);
   const destination = pino.destination({ dest: 2, sync: true });
-  const logger = pino(
-    { name: 'bermd', level: options.logLevel },
-    options.secrets.size > 0 ? redactingStream(destination, options.secrets) : destination,
-  );
+  const logger = pino({ name: 'bermd', level: options.logLevel }, hidden.hides ? redactingStream(destination, hidden) : destination);
 
   // The crash tests' seam (faults.ts), armed from the environment only.
   const fault = process.env[FAULT_ENV];
@@ -40,12 +47,19 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
 
+  const where = options.store === undefined ? { state: options.stateDir } : { store: storeLocation(options.store) };
   let daemon: Daemon;
   try {
     daemon = await createDaemon(options, logger);
   } catch (e) {
-    logger.fatal({ err: e, state: options.stateDir }, 'cannot open the state directory');
-    process.stderr.write(`bermd: cannot open the state directory ${options.stateDir}: ${(e as Error).message}\n`);
+    // Only the error's words: an error from the database's driver may carry the connection's parameters.
+    const reason = options.store === undefined ? (e as Error).message : reasonOf(e);
+    logger.fatal({ err: reason, ...where }, 'cannot open the deployed set');
+    const said =
+      isBermdError(e) && e.code === 'store-unavailable'
+        ? e.message
+        : `cannot open ${options.store === undefined ? 'the state directory' : 'the store'} ${where.state ?? where.store}: ${reason}`;
+    process.stderr.write(`bermd: ${hidden.redact(said)}\n`);
     process.exitCode = 1;
     return;
   }
@@ -64,7 +78,9 @@ export async function main(argv: string[]): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  process.stdout.write(`bermd listening on http://${host}:${port} (state: ${options.stateDir})\n`);
+  process.stdout.write(
+    `bermd listening on http://${host}:${port} (${where.state === undefined ? `store: ${where.store}` : `state: ${where.state}`})\n`,
+  );
   if (!isLoopback(options.host)) logger.warn({ host: options.host }, 'the control API is reachable from other machines');
 
   let stopping = false;

@@ -11,6 +11,7 @@ export const BERMD_BIN = fileURLToPath(new URL('../bin/bermd.js', import.meta.ur
 export interface RunningDaemon {
   url: string;
   port: number;
+  /** The state directory; empty with a `store`. */
   stateDir: string;
   process: ChildProcess;
   /** Everything the daemon wrote on stderr (its structured log) so far. */
@@ -27,6 +28,8 @@ export interface RunningDaemon {
 
 export interface StartOptions {
   stateDir?: string;
+  /** A PostgreSQL URL: the daemon keeps its set there (`--store`) instead of in a state directory. */
+  store?: string;
   args?: string[];
   /** Variables added to the daemon's environment (this process's own). */
   env?: Record<string, string>;
@@ -54,10 +57,11 @@ export function exited(child: ChildProcess): Promise<number | string> {
 }
 
 export async function startDaemon(options: StartOptions = {}): Promise<RunningDaemon> {
-  const stateDir = options.stateDir ?? (await tempDir());
+  const stateDir = options.stateDir ?? (options.store === undefined ? await tempDir() : '');
+  const where = options.store === undefined ? ['--state', stateDir] : ['--store', options.store];
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BERMD_BIN, '--listen', '127.0.0.1:0', '--state', stateDir, ...(options.args ?? [])],
+    [...(options.nodeArgs ?? []), BERMD_BIN, '--listen', '127.0.0.1:0', ...where, ...(options.args ?? [])],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...options.env },
@@ -84,7 +88,7 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
       const newline = stdout.indexOf('\n');
       if (newline < 0) return;
       const line = stdout.slice(0, newline);
-      const m = /^bermd listening on (http:\/\/\S+) \(state: (.+)\)$/.exec(line);
+      const m = /^bermd listening on (http:\/\/\S+) \((state|store): (.+)\)$/.exec(line);
       cleanup();
       if (m) resolve(m[1]!);
       else reject(new Error(`bermd printed ${JSON.stringify(line)} instead of its listening line`));

@@ -63,6 +63,8 @@ export const EXIT_CODES = {
   'connection-lost': EXIT.unreachable,
   'unexpected-response': EXIT.unreachable,
   'shutting-down': EXIT.unreachable,
+  // bermd answered, but the database its deployed set is kept in cannot be reached: try again later.
+  'store-unavailable': EXIT.unreachable,
   // bermd refuses the image: deploy's negative answer.
   'not-wasm': EXIT.negative,
   'compile-error': EXIT.negative,

@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   'tool-name-collision': 409,
   'breaks-callers': 409,
   'shutting-down': 503,
+  'store-unavailable': 503,
   internal: 500,
 } as const;
 

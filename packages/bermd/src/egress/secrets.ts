@@ -35,18 +35,34 @@ export class Secrets {
   private readonly entries: ReadonlyMap<string, Entry>;
   /** Values with the text each is replaced by, longest first, so a value inside another is not replaced first. */
   private readonly masks: Array<{ value: string; mask: string }>;
+  private readonly hidden: Array<{ value: string; mask: string }>;
 
-  private constructor(entries: Map<string, Entry>) {
+  private constructor(entries: Map<string, Entry>, hidden: Array<{ value: string; mask: string }> = []) {
     this.entries = entries;
     const masks: Array<{ value: string; mask: string }> = [];
-    for (const [name, entry] of entries) {
-      const mask = `[secret:${name}]`;
-      masks.push({ value: entry.value, mask });
+    const add = (value: string, mask: string): void => {
+      masks.push({ value, mask });
       // In a JSON log line a value with quotes, backslashes or control characters is written escaped.
-      const escaped = JSON.stringify(entry.value).slice(1, -1);
-      if (escaped !== entry.value) masks.push({ value: escaped, mask });
-    }
+      const escaped = JSON.stringify(value).slice(1, -1);
+      if (escaped !== value) masks.push({ value: escaped, mask });
+    };
+    for (const [name, entry] of entries) add(entry.value, `[secret:${name}]`);
+    for (const { value, mask } of hidden) add(value, mask);
+    this.hidden = hidden;
     this.masks = masks.sort((a, b) => b.value.length - a.value.length);
+  }
+
+  /**
+   * These secrets, and `value` besides, which `redact` replaces by `[label]` and no call can name: a secret
+   * of the operator's that is not for harnesses (the store's password).
+   */
+  alsoHiding(label: string, value: string): Secrets {
+    return new Secrets(new Map(this.entries), [...this.hidden, { value, mask: `[${label}]` }]);
+  }
+
+  /** Whether `redact` changes anything: there are values to hide. */
+  get hides(): boolean {
+    return this.masks.length > 0;
   }
 
   static none(): Secrets {
