@@ -56,7 +56,17 @@ export function exited(child: ChildProcess): Promise<number | string> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
 }
 
+/** A bermd process not yet known to listen: its log can be awaited while it starts (it may wait for its store). */
+export type LaunchedDaemon = Omit<RunningDaemon, 'url' | 'port'> & {
+  /** Resolves with the running daemon once it prints its listening line; rejects if it exits first. */
+  listening: Promise<RunningDaemon>;
+};
+
 export async function startDaemon(options: StartOptions = {}): Promise<RunningDaemon> {
+  return (await launchDaemon(options)).listening;
+}
+
+export async function launchDaemon(options: StartOptions = {}): Promise<LaunchedDaemon> {
   const stateDir = options.stateDir ?? (options.store === undefined ? await tempDir() : '');
   const where = options.store === undefined ? ['--state', stateDir] : ['--store', options.store];
   const child = spawn(
@@ -83,31 +93,7 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (): void => {
-      const newline = stdout.indexOf('\n');
-      if (newline < 0) return;
-      const line = stdout.slice(0, newline);
-      const m = /^bermd listening on (http:\/\/\S+) \((state|store): (.+)\)$/.exec(line);
-      cleanup();
-      if (m) resolve(m[1]!);
-      else reject(new Error(`bermd printed ${JSON.stringify(line)} instead of its listening line`));
-    };
-    const onExit = (code: number | null, signal: string | null): void => {
-      cleanup();
-      reject(new Error(`bermd exited (${code ?? signal}) before listening:\n${stderr}`));
-    };
-    const cleanup = (): void => {
-      child.stdout!.off('data', onData);
-      child.off('exit', onExit);
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', onExit);
-  });
-
-  return {
-    url,
-    port: Number(new URL(url).port),
+  const launched: Omit<LaunchedDaemon, 'listening'> = {
     stateDir,
     process: child,
     stderr: () => stderr,
@@ -137,4 +123,29 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
       return done;
     },
   };
+
+  const listening = new Promise<RunningDaemon>((resolve, reject) => {
+    const onData = (): void => {
+      const newline = stdout.indexOf('\n');
+      if (newline < 0) return;
+      const line = stdout.slice(0, newline);
+      const m = /^bermd listening on (http:\/\/\S+) \((state|store): (.+)\)$/.exec(line);
+      cleanup();
+      if (m) resolve({ ...launched, url: m[1]!, port: Number(new URL(m[1]!).port) });
+      else reject(new Error(`bermd printed ${JSON.stringify(line)} instead of its listening line`));
+    };
+    const onExit = (code: number | null, signal: string | null): void => {
+      cleanup();
+      reject(new Error(`bermd exited (${code ?? signal}) before listening:\n${stderr}`));
+    };
+    const cleanup = (): void => {
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', onExit);
+  });
+  // A launch whose listening nobody awaits (it is meant to fail) must not be an unhandled rejection.
+  listening.catch(() => {});
+  return { ...launched, listening };
 }
