@@ -33,6 +33,8 @@ export interface StartOptions {
   args?: string[];
   /** Variables added to the daemon's environment (this process's own). */
   env?: Record<string, string>;
+  /** bermd's whole command line, in place of the listening address, the store and `args` (a refused start, a subcommand). */
+  command?: string[];
   /** Options for node itself (V8's included), before bermd's script. */
   nodeArgs?: string[];
 }
@@ -67,11 +69,11 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
 }
 
 export async function launchDaemon(options: StartOptions = {}): Promise<LaunchedDaemon> {
-  const stateDir = options.stateDir ?? (options.store === undefined ? await tempDir() : '');
+  const stateDir = options.stateDir ?? (options.store === undefined && options.command === undefined ? await tempDir() : '');
   const where = options.store === undefined ? ['--state', stateDir] : ['--store', options.store];
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BERMD_BIN, '--listen', '127.0.0.1:0', ...where, ...(options.args ?? [])],
+    [...(options.nodeArgs ?? []), BERMD_BIN, ...(options.command ?? ['--listen', '127.0.0.1:0', ...where, ...(options.args ?? [])])],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...options.env },
