@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Regenerates each example image from its readable sources: <name>/<name>.wat compiled by wabt,
-// with <name>/manifest.json written into its .berm.abi section. The images are committed so that
+// Regenerates each WAT example image from its readable sources: <name>/<name>.wat compiled by wabt,
+// with <name>/manifest.json written into its .berm.abi section. (The AssemblyScript examples,
+// weather and geo, are built by `crab build` and not committed.) The images are committed so that
 // `crab inspect examples/echo.wasm` works right after install; a test checks they match their sources.
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -26,10 +27,9 @@ export async function buildExample(name) {
 
 export async function exampleNames() {
   const entries = await readdir(here, { withFileTypes: true });
-  return entries
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name)
-    .sort();
+  const dirs = entries.filter((e) => e.isDirectory()).map((e) => e.name);
+  const wat = await Promise.all(dirs.map((name) => readdir(path.join(here, name)).then((files) => files.includes(`${name}.wat`))));
+  return dirs.filter((_, i) => wat[i]).sort();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

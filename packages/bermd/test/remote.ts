@@ -24,11 +24,12 @@ export class RemoteHost {
 
   private constructor(private readonly server: Server) {}
 
-  static async start(): Promise<RemoteHost> {
+  /** Listens on `address` (127.0.0.1) and `port` (one the kernel picks); a URL without a port needs port 80. */
+  static async start(at: { address?: string; port?: number } = {}): Promise<RemoteHost> {
     const server = createServer();
     const host = new RemoteHost(server);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => host.onRequest(req, res));
-    server.listen(0, '127.0.0.1');
+    server.listen(at.port ?? 0, at.address ?? '127.0.0.1');
     await once(server, 'listening');
     return host;
   }

@@ -1,11 +1,12 @@
 /**
  * The one place where a failure's stable code becomes the process exit status (spec §7).
  * The table lists every code the command line can meet, the daemon's (`@berm/protocol`), the
- * client's, the manifest reader's and its own, and the compiler holds it to that: a code added to any
- * of them and not here fails the build. A code the table cannot know (from a newer daemon) falls back
+ * client's, the manifest reader's, the guest build's and its own, and the compiler holds it to that:
+ * a code added to any of them and not here fails the build. A code the table cannot know (from a newer daemon) falls back
  * on the HTTP status the daemon answered with, then on `GENERIC_FAILURE`.
  */
 import type { ClientErrorCode } from '@berm/client';
+import type { GuestErrorCode } from '@berm/guest/build';
 import type { ManifestErrorCode } from '@berm/manifest';
 import type { ErrorCode } from '@berm/protocol';
 
@@ -18,13 +19,14 @@ export const CLI_ERROR_CODES = [
   'not-image-or-manifest',
   'usage',
   'harness-not-found',
+  'dir-not-empty',
   'internal',
 ] as const;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
 
 /** Every code a failure of the command line can carry. */
-export type Code = ErrorCode | ClientErrorCode | ManifestErrorCode | CliErrorCode;
+export type Code = ErrorCode | ClientErrorCode | ManifestErrorCode | GuestErrorCode | CliErrorCode;
 
 export const EXIT = {
   ok: 0,
@@ -57,6 +59,11 @@ export const EXIT_CODES = {
   'file-unreadable': EXIT.badInput,
   'not-image-or-manifest': EXIT.badInput,
   'usage': EXIT.badInput,
+  // ...what `crab new` and `crab build` reject: the project, its code (compile errors), its toolchain.
+  'dir-not-empty': EXIT.badInput,
+  'no-entry': EXIT.badInput,
+  'build-error': EXIT.badInput,
+  'toolchain-incomplete': EXIT.badInput,
 
   // The daemon could not be reached, or what answered at its address is not bermd.
   'daemon-unreachable': EXIT.unreachable,

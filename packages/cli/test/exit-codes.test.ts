@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManifestError } from '@berm/manifest';
 import { CLIENT_ERROR_CODES } from '@berm/client';
+import { GUEST_ERROR_CODES } from '@berm/guest/build';
 import { ERROR_STATUS } from '@berm/protocol';
 import { CliError, EXIT, EXIT_CODES, describeFailure, exitCodeFor } from '@berm/cli';
 
@@ -59,6 +60,13 @@ describe('the table and the codes of the client and the daemon', () => {
     };
     expect(Object.keys(expected).sort()).toEqual([...CLIENT_ERROR_CODES].sort());
     for (const code of CLIENT_ERROR_CODES) expect([code, exitCodeFor(code)]).toEqual([code, expected[code]]);
+  });
+
+  it("lists the build's codes and crab new's as bad input: compile errors exit 2", () => {
+    for (const code of [...GUEST_ERROR_CODES, 'dir-not-empty']) {
+      expect(Object.hasOwn(EXIT_CODES, code), `${code} is in the table`).toBe(true);
+      expect([code, exitCodeFor(code)]).toEqual([code, 2]);
+    }
   });
 });
 

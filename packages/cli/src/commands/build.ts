@@ -1,0 +1,57 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as Args from '@oclif/core/args';
+import * as Flags from '@oclif/core/flags';
+import type { ManifestData } from '@berm/manifest';
+import { BaseCommand } from '../base-command.js';
+import { printable } from '../format/printable.js';
+
+export interface BuildCommandResult {
+  image: string;
+  manifest: ManifestData;
+}
+
+export default class Build extends BaseCommand {
+  static summary = 'Compile an AssemblyScript harness into an image.';
+  static description =
+    "Compiles DIR/assembly/index.ts (DIR defaults to .) with AssemblyScript, json-as and the @berm/guest transform, which renders the manifest from the tools' types and doc comments and embeds it, and writes DIR/build/<name>.wasm (name: package.json's, without its scope). Prints the image's path and a summary; with --json, {image, manifest}. Compile errors are printed as the compiler gives them, with file, line and column, and exit 2. Needs no npm install: crab brings the compiler, json-as and the guest library; a project that installed assemblyscript builds with its own copies.";
+  static examples = ['<%= config.bin %> build', '<%= config.bin %> build weather', '<%= config.bin %> build weather --optimize --json'];
+
+  static args = {
+    dir: Args.string({ description: 'the project directory', default: '.' }),
+  };
+
+  static flags = {
+    optimize: Flags.boolean({ description: "run Binaryen's full optimisation (smaller, slower to build)", default: false }),
+  };
+
+  async run(): Promise<BuildCommandResult> {
+    const { args, flags } = await this.parse(Build);
+    const { build, isGuestError } = await import('@berm/guest/build');
+    let result: Awaited<ReturnType<typeof build>>;
+    try {
+      result = await build({ dir: args.dir, optimize: flags.optimize });
+    } catch (e) {
+      // The compiler's report is the answer to read: on stderr as it gives it, before crab's one line.
+      if (isGuestError(e) && typeof e.details.text === 'string' && e.details.text && !this.jsonEnabled()) {
+        process.stderr.write(`${printable(e.details.text)}\n\n`);
+      }
+      throw e;
+    }
+    if (result.text && !this.jsonEnabled()) process.stderr.write(`${printable(result.text)}\n\n`);
+    const outDir = join(args.dir, 'build');
+    await mkdir(outDir, { recursive: true });
+    const image = join(outDir, `${result.name}.wasm`);
+    await writeFile(image, result.bytes);
+    if (!this.jsonEnabled()) {
+      const { tools, events } = result.manifest;
+      const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+      const from = result.toolchain.source === 'project' ? ", the project's toolchain" : '';
+      this.log(image);
+      this.log(
+        `built ${result.name}${result.manifest.version ? ` ${result.manifest.version}` : ''}: ${count(tools.length, 'tool')} (${tools.map((t) => t.name).join(', ') || 'none'}), ${count(events.length, 'event')}, ${Math.round(result.bytes.length / 1024)} KiB (assemblyscript ${result.toolchain.assemblyscript.version}, json-as ${result.toolchain.jsonAs.version}${from})`,
+      );
+    }
+    return { image, manifest: result.manifest };
+  }
+}
