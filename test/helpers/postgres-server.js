@@ -68,7 +68,8 @@ export async function startPostgres(options = {}) {
     if (ids === undefined) throw new Error('running as root and there is no postgres user to run PostgreSQL as');
     owner = { uid: Number(ids[0]), gid: Number(ids[1]) };
   }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'berm-pg-'));
+  // As root, under /tmp, which the postgres user can always reach (a TMPDIR of root's own may not be).
+  const dir = await mkdtemp(path.join(root ? '/tmp' : os.tmpdir(), 'berm-pg-'));
   if (owner !== undefined) await chown(dir, owner.uid, owner.gid);
   const data = path.join(dir, 'data');
   const logFile = path.join(dir, 'server.log');

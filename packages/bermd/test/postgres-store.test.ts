@@ -64,6 +64,31 @@ describePostgres('the PostgreSQL store', { timeout: 120_000 }, () => {
     );
   });
 
+  it('once migrated, runs as a role that may only read and write its tables', async () => {
+    await (await PostgresStore.open(db, { logger: pino({ level: 'silent' }) })).close();
+    const role = `berm_app_${Date.now().toString(36)}`;
+    await sql(db, `CREATE ROLE ${role} LOGIN`);
+    try {
+      await sql(db, `GRANT SELECT, INSERT, UPDATE, DELETE ON berm_schema, berm_harness, berm_usage TO ${role}`);
+      await sql(db, `GRANT USAGE ON SEQUENCE berm_revision TO ${role}`);
+      const asApp = new URL(db);
+      asApp.username = role;
+      const d = await startDaemon({ store: asApp.href });
+      try {
+        expect((await put(`${d.url}/harnesses/h`, await harnessImage())).status).toBe(201);
+      } finally {
+        await d.stop();
+      }
+      // It could not have created them: PostgreSQL 15 gives no one but the owner CREATE in the public schema.
+      const [can] = await sql<{ create: boolean }>(db, `SELECT has_schema_privilege('${role}', 'public', 'CREATE') AS create`);
+      expect(can!.create).toBe(false);
+    } finally {
+      await sql(db, `REASSIGN OWNED BY ${role} TO CURRENT_USER`);
+      await sql(db, `DROP OWNED BY ${role}`);
+      await sql(db, `DROP ROLE ${role}`);
+    }
+  });
+
   it('bermd migrate-store moves a directory store in: images, bindings, deploy times and usage; again, it moves nothing', async () => {
     const stateDir = await tempDir('bermd-move-');
     try {

@@ -70,13 +70,15 @@ export async function migrate(pool: Pool, logger: Logger): Promise<void> {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1, 0)', [LOCK_CLASS.schema]);
-      // Created under the lock: two replicas creating it at once would otherwise collide.
-      await client.query(
-        'CREATE TABLE IF NOT EXISTS berm_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)',
-      );
-      await client.query('INSERT INTO berm_schema (version) VALUES (0) ON CONFLICT (one) DO NOTHING');
+      // Created under the lock (two replicas creating it at once would collide), and only when missing: once
+      // migrated, a role that may only read and write the tables starts bermd.
+      const { rows: found } = await client.query<{ t: string | null }>("SELECT to_regclass('berm_schema')::text AS t");
+      if (found[0]!.t === null) {
+        await client.query('CREATE TABLE berm_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)');
+        await client.query('INSERT INTO berm_schema (version) VALUES (0)');
+      }
       const { rows } = await client.query<{ version: number }>('SELECT version FROM berm_schema');
-      const version = rows[0]!.version;
+      const version = rows[0]?.version ?? 0;
       if (version > SCHEMA_VERSION)
         throw new SchemaError(
           `the database's schema is at version ${version}, newer than this bermd knows (${SCHEMA_VERSION}): a newer bermd migrated it; run that one`,

@@ -38,7 +38,7 @@ const CONNECT_TIMEOUT_MS = 5000;
 /** A statement without an answer for this long (a partitioned network) fails as the store being out of reach. */
 const QUERY_TIMEOUT_MS = 60_000;
 /** Connections a replica keeps: deploys hold one for their transaction, usage writes and reads take one briefly. */
-const POOL_SIZE = 4;
+const POOL_SIZE = 8;
 /** The listening connection's retries: from the first delay, doubling, to the last. */
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_LAST_MS = 5000;
@@ -460,9 +460,11 @@ export class PostgresStore implements HarnessStore {
   }
 }
 
+/** Rows grouped by name; a name outside the rule (a row someone added by hand) is not a harness. */
 function headsOf(rows: HeadRow[]): StoredHead[] {
   const heads = new Map<string, StoredHead>();
   for (const row of rows) {
+    if (!isHarnessName(row.name)) continue;
     let head = heads.get(row.name);
     if (head === undefined) {
       head = {
