@@ -4,30 +4,14 @@
 // store-crash.test.ts.
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BermdError } from 'bermd';
 import { digestOf, emptyUsage, type HarnessMeta, type HarnessStore, Registry, type StoredHead } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { Manifest } from '@berm/manifest';
+import { codeOf, ticking } from './core.js';
 import { sql } from './postgres.js';
 import { STORE_KINDS, type StoreSite } from './store-kinds.js';
 
 const logger = pino({ level: 'silent' });
-
-/** A clock that ticks one second per reading, so every timestamp differs. */
-function ticking(start = Date.UTC(2026, 0, 1)): () => Date {
-  let t = start;
-  return () => new Date((t += 1000));
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(BermdError);
-    return (e as BermdError).code;
-  }
-  throw new Error('expected a refusal');
-}
 
 const at = (iso: string): Date => new Date(iso);
 
