@@ -5,6 +5,7 @@
 // --store-wait, saying so; then bermd gives up, saying why, and never the connection's password.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, Scratch } from '../../cli/test/helpers/cli.js';
 import { closedPort } from '../../../test/helpers/loopback.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { type PostgresServer, startPostgres } from '../../../test/helpers/postgres-server.js';
@@ -52,6 +53,15 @@ describePostgres('a replica whose database goes away', { timeout: 120_000 }, () 
     expect(body.error.code).toBe('store-unavailable');
     expect(body.error.store).toBe(`postgres://berm@127.0.0.1:${pg.port}/postgres`);
     expect(body.error.message).toContain(`the store postgres://berm@127.0.0.1:${pg.port}/postgres cannot be reached`);
+    // The command line says so and exits 3, as for a daemon it cannot reach.
+    const scratch = await Scratch.create();
+    try {
+      const cli = await runCli(['deploy', 'next', await scratch.write('next.wasm', await harnessImage()), '--url', r.url]);
+      expect(cli.code).toBe(3);
+      expect(cli.stderr).toContain(`the store postgres://berm@127.0.0.1:${pg.port}/postgres cannot be reached`);
+    } finally {
+      await scratch.remove();
+    }
     const refusedUndeploy = await fetch(`${r.url}/harnesses/h`, { method: 'DELETE' });
     expect(refusedUndeploy.status).toBe(503);
     expect(((await refusedUndeploy.json()) as { error: { code: string } }).error.code).toBe('store-unavailable');
