@@ -5,7 +5,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { digestOf, LOCK_CLASS } from '../dist/deploy/index.js';
+import { digestOf, LOCK_CLASS, SCHEMA_VERSION } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { exited, startDaemon, type RunningDaemon } from './daemon.js';
 import { connect, deploy, type McpConnection, put, undeploy, valueOf } from './mcp-client.js';
@@ -56,7 +56,7 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
     }
     expect(await listed(b!)).toEqual(['h']);
     // The schema was migrated once, by whichever replica got there first.
-    expect(await sql(db, 'SELECT version FROM berm_schema')).toEqual([{ version: 1 }]);
+    expect(await sql(db, 'SELECT version FROM berm_schema')).toEqual([{ version: SCHEMA_VERSION }]);
   });
 
   it('an undeploy through one replica reaches the others: list_changed, and the harness gone from their lists', async () => {
