@@ -178,7 +178,10 @@ export class PostgresStore implements HarnessStore {
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       query_timeout: QUERY_TIMEOUT_MS,
+      // TCP keepalive from 10 s idle, so a peer that vanished without closing (a partition) is noticed by the
+      // kernel's probes; the periodic reconciliation catches up on what the listening connection missed.
       keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       application_name: 'bermd',
     };
     this.pool = new pg.Pool({ ...this.config, max: POOL_SIZE, idleTimeoutMillis: 30_000 });
@@ -387,7 +390,14 @@ export class PostgresStore implements HarnessStore {
     const listen = async (): Promise<void> => {
       if (stopped) return;
       const c = new pg.Client(this.config);
+      let live = false;
       c.on('error', () => {}); // followed by 'end', where it is handled
+      c.on('end', () => {
+        if (!live || stopped) return;
+        live = false;
+        client = undefined;
+        losing(new Error('Connection terminated'));
+      });
       c.on('notification', (n) => {
         if (n.channel === CHANNEL) this.notified(n.payload, watcher);
       });
@@ -403,12 +413,8 @@ export class PostgresStore implements HarnessStore {
         void c.end().catch(() => {});
         return;
       }
+      live = true;
       client = c;
-      c.once('end', () => {
-        if (client !== c || stopped) return;
-        client = undefined;
-        losing(new Error('Connection terminated'));
-      });
       delay = RECONNECT_FIRST_MS;
       if (lost) this.logger.info({ store: this.location }, 'the store answers again: comparing the deployed set with it');
       lost = false;
