@@ -56,15 +56,23 @@ export function message(res) {
   return JSON.parse(text);
 }
 
-/** An MCP session over raw POSTs: initialize, initialized, then tools/call. */
-export async function session(url) {
+export function check(name, m) {
+  if (m.error || m.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(m.error ?? m.result)}`);
+  return m.result;
+}
+
+/**
+ * A 2025-11-25 caller over raw POSTs: initialize, initialized, then tools/call on the session. With
+ * `sdk`, each call travels as a batch of one, which bermd's fast path leaves to the SDK's transport.
+ */
+export async function session(url, sdk = false) {
   const init = await post(
     url,
     JSON.stringify({
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
     }),
   );
   const id = init.headers['mcp-session-id'];
@@ -72,11 +80,30 @@ export async function session(url) {
   await post(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
   let next = 1;
   return async (name, args) => {
-    const m = message(
-      await post(url, JSON.stringify({ jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } }), headers),
-    );
-    if (m.error || m.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(m.error ?? m.result)}`);
-    return m.result;
+    const call = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } };
+    return check(name, message(await post(url, JSON.stringify(sdk ? [call] : call), headers)));
+  };
+}
+
+export const MODERN = '2026-07-28';
+export const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '0' },
+};
+
+/**
+ * A 2026-07-28 caller: every call stands alone, with its version and capabilities in `_meta` and the
+ * standard headers. With `sdk`, `_meta` carries a key bermd's fast path does not read, so the SDK's
+ * stateless handler answers.
+ */
+export async function stateless(url, sdk = false) {
+  const meta = sdk ? { ...ENVELOPE, 'example.com/bench': true } : ENVELOPE;
+  let next = 1;
+  return async (name, args) => {
+    const call = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args, _meta: meta } };
+    const headers = { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name };
+    return check(name, message(await post(url, JSON.stringify(call), headers)));
   };
 }
 

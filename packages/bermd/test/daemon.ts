@@ -30,6 +30,8 @@ export interface StartOptions {
   stateDir?: string;
   /** A PostgreSQL URL: the daemon keeps its set there (`--store`) instead of in a state directory. */
   store?: string;
+  /** The loopback port to listen on (a restarted daemon's, say); a free one by default. */
+  port?: number;
   args?: string[];
   /** Variables added to the daemon's environment (this process's own). */
   env?: Record<string, string>;
@@ -73,7 +75,11 @@ export async function launchDaemon(options: StartOptions = {}): Promise<Launched
   const where = options.store === undefined ? ['--state', stateDir] : ['--store', options.store];
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BERMD_BIN, ...(options.command ?? ['--listen', '127.0.0.1:0', ...where, ...(options.args ?? [])])],
+    [
+      ...(options.nodeArgs ?? []),
+      BERMD_BIN,
+      ...(options.command ?? ['--listen', `127.0.0.1:${options.port ?? 0}`, ...where, ...(options.args ?? [])]),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...options.env },
