@@ -8,14 +8,14 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { digestOf, LOCK_CLASS, SCHEMA_VERSION } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { exited, startDaemon, type RunningDaemon } from './daemon.js';
-import { connect, deploy, type McpConnection, put, undeploy, valueOf } from './mcp-client.js';
+import { connect, connectModern, deploy, type McpConnection, put, undeploy, valueOf } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
 import { detail, listed, startReplicas, stopAll, until } from './replicas.js';
 
 describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000 }, () => {
   let db: string;
   const daemons: RunningDaemon[] = [];
-  const sessions: McpConnection[] = [];
+  const sessions: Array<{ close(): Promise<void> }> = [];
 
   beforeEach(async () => {
     db = await createDatabase();
@@ -40,20 +40,23 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
 
   const toolNames = async (c: McpConnection): Promise<string[]> => (await c.client.listTools()).tools.map((t) => t.name).sort();
 
-  it('three replicas starting at once: a deploy through one is listed and called on the others, each told by list_changed', async () => {
+  it('three replicas starting at once: a deploy through one is listed and called on the others, each client told by list_changed', async () => {
     const [a, b, c] = await replicas(3);
+    // A 2025 session on B, a 2026-07-28 client listening on C.
     const onB = await session(b!);
-    const onC = await session(c!);
+    const onC = await connectModern(c!.url);
+    sessions.push(onC);
+    await onC.listen();
     const changedB = onB.toolsChanged.next();
     const changedC = onC.toolsChanged.next();
     await deploy(a!.url, 'h', await harnessImage(manifestWithTools(['echo'])));
     await Promise.all([changedB, changedC]);
-    for (const s of [onB, onC]) {
-      expect(await toolNames(s)).toEqual(['h.echo']);
-      expect(valueOf((await s.client.callTool({ name: 'h.echo', arguments: { query: 'across' } })) as CallToolResult)).toEqual({
-        query: 'across',
-      });
-    }
+    expect(await toolNames(onB)).toEqual(['h.echo']);
+    expect(valueOf((await onB.client.callTool({ name: 'h.echo', arguments: { query: 'on B' } })) as CallToolResult)).toEqual({
+      query: 'on B',
+    });
+    expect((await onC.client.listTools()).tools.map((t) => t.name)).toEqual(['h.echo']);
+    expect(valueOf(await onC.client.callTool({ name: 'h.echo', arguments: { query: 'on C' } }))).toEqual({ query: 'on C' });
     expect(await listed(b!)).toEqual(['h']);
     // The schema was migrated once, by whichever replica got there first.
     expect(await sql(db, 'SELECT version FROM berm_schema')).toEqual([{ version: SCHEMA_VERSION }]);
