@@ -41,4 +41,8 @@ export interface DeployResult {
   notices: Notice[];
   /** Whether an existing harness was replaced (the HTTP layer answers 200 rather than 201). */
   replaced: boolean;
+  /** Set by a dry run: every check and the gate passed, and nothing was stored or served. */
+  dry_run?: true;
+  /** A dry run's answer carries the manifest it read, so a client can show what the image declares. */
+  manifest?: ManifestData;
 }

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import type { Logger } from 'pino';
 import { parseBindingQuery } from './bindings.js';
 import { BermdError } from './errors.js';
+import { registerEventRoutes } from './events.js';
 import type { Registry } from './registry.js';
 
 export interface HttpOptions {
@@ -42,6 +43,7 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
   if (options.token !== undefined) {
     const expected = Buffer.from(options.token);
     app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.config?.public === true) return;
       // An auth scheme is case-insensitive and followed by one or more spaces (RFC 9110 §11.1, RFC 6750 §2.1).
       const credentials = /^bearer +(.*)$/is.exec(request.headers.authorization ?? '');
       const given = Buffer.from(credentials?.[1] ?? '');
@@ -84,9 +86,10 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
     const body = request.body;
     const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
     const force = parseFlag(one(request.query.force, 'force'), 'force');
+    const dryRun = parseFlag(one(request.query['dry-run'], 'dry-run'), 'dry-run');
     // Limits and grants travel as query parameters beside force, so a deploy stays one request whose body is the image.
-    const bindings = parseBindingQuery(request.query, ['force']);
-    const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, bindings });
+    const bindings = parseBindingQuery(request.query, ['force', 'dry-run']);
+    const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, bindings, dryRun });
     return reply.code(replaced ? 200 : 201).send(result);
   });
 
@@ -103,6 +106,8 @@ export function buildHttpApp(registry: Registry, options: HttpOptions): FastifyI
     await registry.undeploy(request.params.name);
     return reply.code(204).send();
   });
+
+  registerEventRoutes(app, { registry });
 
   return app;
 }

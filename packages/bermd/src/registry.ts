@@ -93,6 +93,8 @@ export interface DeployOptions {
   force?: boolean;
   /** The operator's limits and grants for this deploy; without them, the defaults (see bindings.ts). */
   bindings?: BindingRequest;
+  /** Run every check and the gate and answer as the deploy would, but store nothing and serve nothing. */
+  dryRun?: boolean;
 }
 
 export interface SkippedHarness {
@@ -213,6 +215,11 @@ export class Registry {
         reported = gate.all;
       }
       const prepared = await this.hooks.prepare?.(name, { ...checked, bytes, limits, grants, declared });
+      // A dry run stops here: every check has passed, and nothing is stored, committed or announced.
+      if (options.dryRun === true) {
+        this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'dry run of a deploy passed');
+        return { ...deployResult(name, checked.digest, checked.manifest, reported, this.notices(name, checked.manifest, grants), previous !== undefined), dry_run: true, manifest: checked.manifest.data };
+      }
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
       const lastUsedAt = previous?.lastUsedAt ?? null;
@@ -234,17 +241,7 @@ export class Registry {
       this.hooks.commit?.(name, prepared);
       this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
       this.emit({ kind: 'deployed', name, replaced: previous !== undefined });
-      const data = checked.manifest.data;
-      return {
-        name,
-        digest: checked.digest,
-        version: data.version,
-        tools: data.tools.map((t) => t.name),
-        events: data.events.map((e) => e.name),
-        reported,
-        notices: this.notices(name, checked.manifest, grants),
-        replaced: previous !== undefined,
-      };
+      return deployResult(name, checked.digest, checked.manifest, reported, this.notices(name, checked.manifest, grants), previous !== undefined);
     });
   }
 
@@ -404,6 +401,20 @@ function summary(h: Harness): HarnessSummary {
     limits: { ...h.limits },
     grants: { syscalls: structuredClone(h.grants.syscalls), secrets: [...h.grants.secrets] },
     bindings: structuredClone(h.bindings),
+  };
+}
+
+function deployResult(name: string, digest: string, manifest: Manifest, reported: GatedBreak[], notices: Notice[], replaced: boolean): DeployResult {
+  const data = manifest.data;
+  return {
+    name,
+    digest,
+    version: data.version,
+    tools: data.tools.map((t) => t.name),
+    events: data.events.map((e) => e.name),
+    reported,
+    notices,
+    replaced,
   };
 }
 

@@ -18,6 +18,8 @@ export interface BermClientOptions {
 export interface DeployOptions {
   /** Deploy even when the new image breaks recent callers. */
   force?: boolean;
+  /** Run every check and the compatibility gate and answer as the deploy would (or refuse as it would), storing and serving nothing. */
+  dryRun?: boolean;
   /** The harness's own call time limit, below the daemon's: `500ms`, `10s`, `2m`, or a number of milliseconds. */
   timeout?: string | number;
   /** The harness's own memory cap, below the daemon's: `16M`, `512K`, or a number of bytes. */
@@ -35,6 +37,7 @@ export interface DeployOptions {
 function deployQuery(options: DeployOptions): string {
   const query = new URLSearchParams();
   if (options.force) query.set('force', 'true');
+  if (options.dryRun) query.set('dry-run', 'true');
   if (options.timeout !== undefined) query.set('timeout', typeof options.timeout === 'number' ? `${options.timeout}ms` : options.timeout);
   if (options.maxMemory !== undefined) query.set('max_memory', String(options.maxMemory));
   if (options.maxResultSize !== undefined) query.set('max_result_size', String(options.maxResultSize));

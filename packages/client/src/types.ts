@@ -97,8 +97,12 @@ export interface DeployResult {
   /** The breaks the deploy went through with; those with `used: true` it was forced past. */
   reported: GatedBreak[];
   notices: Notice[];
-  /** True when an existing harness was replaced (HTTP 200), false when it is new (201). */
+  /** True when an existing harness was replaced (HTTP 200), false when it is new (201); for a dry run, what a deploy would do. */
   replaced: boolean;
+  /** Set by a dry run: every check and the gate passed, and nothing was stored or served. */
+  dry_run?: true;
+  /** A dry run's answer carries the manifest the daemon read from the image. */
+  manifest?: HarnessDetail['manifest'];
 }
 
 /** The body of every error the daemon answers with. */
