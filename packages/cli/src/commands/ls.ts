@@ -1,7 +1,8 @@
-import type { GrantSet, HarnessLimits, HarnessSummary } from '@berm/client';
+import type { HarnessSummary } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
-import { ago, connect, daemonFlags, shortDigest } from '../daemon.js';
+import { connect, daemonFlags } from '../daemon.js';
+import { ago, grantsText, limitsText, shortDigest } from '../format/harness.js';
 import type { Paint } from '../format/paint.js';
 
 export default class Ls extends BaseCommand {
@@ -31,35 +32,6 @@ const MAX_GRANTS_WIDTH = 60;
 
 function clip(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
-}
-
-/** `500ms`, `10s`, `2m`: the largest unit that divides the time evenly. */
-function duration(ms: number): string {
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
-
-/** `64M`, `512K`, `1000`: as the daemon's flags take sizes. */
-function size(bytes: number): string {
-  for (const [unit, scale] of [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) {
-    if (bytes % scale === 0) return `${bytes / scale}${unit}`;
-  }
-  return String(bytes);
-}
-
-/** `10s/64M/1M`: time, memory and result size. */
-export function limitsText(limits: HarnessLimits | undefined): string {
-  if (limits === undefined) return '-';
-  return `${duration(limits.timeout_ms)}/${size(limits.max_memory_bytes)}/${size(limits.max_result_bytes)}`;
-}
-
-/** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */
-export function grantsText(grants: GrantSet | undefined): string {
-  if (grants === undefined) return '-';
-  const parts = Object.entries(grants.syscalls).map(([syscall, hosts]) => (hosts.length > 0 ? `${syscall}=${hosts.join(',')}` : `syscall=${syscall}`));
-  if (grants.secrets.length > 0) parts.push(`secret=${grants.secrets.join(',')}`);
-  return parts.length > 0 ? parts.join(' ') : '-';
 }
 
 /** The human view of `berm ls`: one aligned row per harness under a header. */

@@ -1,5 +1,5 @@
 import type { BreaksCallersError, GatedBreak } from '@berm/client';
-import { ago } from '../daemon.js';
+import { ago } from './harness.js';
 import type { Paint } from './paint.js';
 import { formatBreaksText } from './breaks/text.js';
 
