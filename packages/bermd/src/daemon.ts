@@ -17,6 +17,7 @@ import type { DaemonOptions } from './options.js';
 import { Registry, type DeployHooks } from './registry.js';
 import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
 import { Secrets } from './secrets.js';
+import { registerUiRoutes } from './ui.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -175,6 +176,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
 
   const app = buildHttpApp(registry, { logger, maxImageSize: config.maxImageSize, token: config.token });
   const mcp = registerMcpRoutes(app, { sessions: mcpSessions });
+  registerUiRoutes(app);
 
   let closed: Promise<void> | undefined;
   return {
