@@ -118,7 +118,7 @@ function Deps({ manifest, grants, deployed, harness }: DeclaredProps) {
           <ul>
             {programs.map((p) => (
               <li key={p}>
-                <code>{p}</code>
+                <code>{p}</code>{' '}
                 {deployed !== undefined && p !== harness && !deployed.has(p) ? <span class="mark warn">not deployed</span> : null}
               </li>
             ))}
@@ -159,7 +159,7 @@ function Deps({ manifest, grants, deployed, harness }: DeclaredProps) {
           <ul>
             {secrets.map((s) => (
               <li key={s}>
-                <code>{s}</code>
+                <code>{s}</code>{' '}
                 {grants && !grants.secrets.includes(s) ? <span class="mark warn">not granted</span> : null}
               </li>
             ))}
