@@ -82,7 +82,7 @@ export async function tabThrough(page: Page): Promise<{ unreached: string[]; unn
     const probe = await page.evaluate(() => (globalThis as unknown as { document: any }).document.activeElement?.getAttribute('data-tab-probe') ?? null);
     if (probe !== null) reached.add(probe);
   }
-  return page.evaluate((reachedList: string[]) => {
+  const found = await page.evaluate((reachedList: string[]) => {
     const doc = (globalThis as unknown as { document: any }).document;
     const describe = (el: any) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''} "${(el.textContent ?? '').trim().slice(0, 40)}"`;
     const named = (el: any) => {
@@ -97,6 +97,8 @@ export async function tabThrough(page: Page): Promise<{ unreached: string[]; unn
       unnamed: probes.filter((el: any) => !named(el)).map(describe),
     };
   }, [...reached]);
+  await page.evaluate(() => (globalThis as unknown as { document: any }).document.activeElement?.blur());
+  return found;
 }
 
 /** Whether the page scrolls sideways (it must not, at any width down to 400 px). */

@@ -78,6 +78,7 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
       );
       expect(await forecast.locator('.mark').allInnerTexts()).toEqual(['query']);
       expect(await w.page.getByRole('article', { name: 'tool outlook' }).locator('.mark').allInnerTexts()).toEqual(['deprecated']);
+      await w.page.screenshot({ path: path.join(await screenshotDir(), 'ui-harness.png'), fullPage: true });
       // The full schema is one click away.
       const schema = forecast.locator('details pre');
       expect(await schema.isVisible()).toBe(false);
@@ -89,7 +90,6 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
       expect(await deps.locator('li').innerText()).toBe('geocoder not deployed');
       expect(await w.page.locator('.markdown h1').innerText()).toBe('weather');
       expect(w.errors).toEqual([]);
-      await w.page.screenshot({ path: path.join(await screenshotDir(), 'ui-harness.png'), fullPage: true });
     } finally {
       await w.close();
     }
