@@ -39,7 +39,7 @@ async function follow(url: string, headers: Record<string, string> = {}) {
   };
 }
 
-describe('GET /events', () => {
+describe('GET /events, and the dry run that announces nothing', () => {
   let d: RunningDaemon;
   beforeAll(async () => {
     d = await startDaemon();
@@ -63,19 +63,8 @@ describe('GET /events', () => {
       stream.close();
     }
   });
-});
 
-describe('a dry run: PUT /harnesses/{name}?dry-run=true', () => {
-  let d: RunningDaemon;
-  beforeAll(async () => {
-    d = await startDaemon();
-  });
-  afterAll(async () => {
-    await d.stop();
-    await removeDir(d.stateDir);
-  });
-
-  it('answers what the deploy would (201 or 200, with the manifest), and stores, serves and announces nothing', async () => {
+  it('a dry run (PUT /harnesses/{name}?dry-run=true) answers what the deploy would (201 or 200, with the manifest), and stores, serves and announces nothing', async () => {
     const changes = await follow(d.url);
     const mcp = await connect(d.url);
     try {
@@ -108,7 +97,7 @@ describe('a dry run: PUT /harnesses/{name}?dry-run=true', () => {
     }
   });
 
-  it('is refused as the deploy would be, with the same status and body', async () => {
+  it('a dry run is refused as the deploy would be, with the same status and body', async () => {
     const broken = await harnessImage(manifestWithTools(['a', 'b']), { omit: ['berm_tool_b'] });
     const dry = await put(`${d.url}/harnesses/x?dry-run=true`, broken);
     const real = await put(`${d.url}/harnesses/x`, broken);

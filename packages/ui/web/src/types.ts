@@ -1,63 +1,14 @@
-/** The control API's answers as the page reads them (docs/contract.md §5, packages/bermd/README.md). */
+/** The control API's answers as the page reads them: the client's types, with the manifest typed as the manifest library has it. */
+import type { DeployResult, GatedBreak, HarnessDetail as ClientHarnessDetail } from '@berm/client';
 import type { ManifestData } from '@berm/manifest';
 
+export type { GatedBreak, GrantSet, HarnessSummary, Notice } from '@berm/client';
 export type { ManifestData, ToolSpec, EventSpec, JsonSchema } from '@berm/manifest';
 
-export interface Limits {
-  timeout_ms: number;
-  max_memory_bytes: number;
-  max_result_bytes: number;
-}
+export type HarnessDetail = Omit<ClientHarnessDetail, 'manifest'> & { manifest: ManifestData };
 
-export interface GrantSet {
-  syscalls: Record<string, string[]>;
-  secrets: string[];
-}
-
-export interface HarnessSummary {
-  name: string;
-  digest: string;
-  version: string;
-  tools: string[];
-  events: string[];
-  deployed_at: string;
-  last_used_at: string | null;
-  limits: Limits;
-  grants: GrantSet;
-  bindings: Partial<Limits> & { grants?: GrantSet };
-}
-
-export interface HarnessDetail extends HarnessSummary {
-  manifest: ManifestData;
-  usage: { tools: Record<string, string | null>; events: Record<string, string | null> };
-}
-
-export interface GatedBreak {
-  code: string;
-  tool?: string;
-  event?: string;
-  path: string;
-  message: string;
-  last_used_at: string | null;
-  used: boolean;
-}
-
-export interface Notice {
-  code: string;
-  message: string;
-}
-
-export interface DeployAnswer {
-  name: string;
-  digest: string;
-  version: string;
-  tools: string[];
-  events: string[];
-  reported: GatedBreak[];
-  notices: Notice[];
-  dry_run?: true;
-  manifest?: ManifestData;
-}
+/** A deploy's answer body (whether it replaced is the status: 200 or 201). */
+export type DeployAnswer = Omit<DeployResult, 'replaced' | 'manifest'> & { manifest?: ManifestData };
 
 /** An error answer's `error` member: a stable code, a message, and what the code carries. */
 export interface ErrorBody {
@@ -70,4 +21,5 @@ export interface ErrorBody {
   [member: string]: unknown;
 }
 
+/** What `GET /events` sends, one per deploy or undeploy. */
 export type ChangeMessage = { type: 'deployed'; name: string; replaced: boolean } | { type: 'undeployed'; name: string };

@@ -46,18 +46,25 @@ function Marks({ query, deprecated }: { query?: boolean; deprecated?: boolean })
   );
 }
 
-function Tool({ tool, harness, usage, canTry }: DeclaredProps & { tool: ToolSpec }) {
+/** `forecast(city: string, days?: integer ≥0) -> Forecast{…}`, as `crab inspect` writes it. */
+export function Signature({ tool }: { tool: ToolSpec }) {
   const { args, returns } = toolSignature(tool);
+  return (
+    <p class="signature">
+      <code>
+        {tool.name}({args}){returns === undefined ? '' : ` -> ${returns}`}
+      </code>
+    </p>
+  );
+}
+
+function Tool({ tool, harness, usage, canTry }: DeclaredProps & { tool: ToolSpec }) {
   return (
     <article class="card" aria-label={`tool ${tool.name}`}>
       <h3>
         <code>{tool.name}</code> <Marks query={tool.query} deprecated={tool.deprecated} />
       </h3>
-      <p class="signature">
-        <code>
-          {tool.name}({args}){returns === undefined ? '' : ` -> ${returns}`}
-        </code>
-      </p>
+      <Signature tool={tool} />
       {tool.description ? <p class="description">{tool.description}</p> : null}
       {usage ? (
         <p class="muted">

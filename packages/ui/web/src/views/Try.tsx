@@ -3,18 +3,18 @@
  * then sent through `/mcp` as any MCP client would; the answer shows as a result, Failed or
  * Refused, with the events the call emitted.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { isUnauthorized } from '../api.js';
 import { usePage } from '../context.js';
 import { Field, JsonField } from '../form/Field.js';
 import { initialValue, invalidJsonAt } from '../form/schema.js';
-import { toolSignature } from '../format.js';
 import { useHarness } from '../harness.js';
 import { McpClient, type CallOutcome } from '../mcp.js';
 import { href } from '../router.js';
 import type { HarnessDetail, ToolSpec } from '../types.js';
 import { check, type Problem } from '../validate.js';
 import { ErrorNote } from '../widgets.js';
+import { Signature } from './Declared.js';
 import { Gone } from './Harness.js';
 
 /** One MCP session for the page, opened on the first call. */
@@ -56,7 +56,6 @@ function TryForm({ harness, spec, gone }: { harness: string; spec: ToolSpec; gon
   const [sent, setSent] = useState<Sent>({ state: 'idle' });
   // Switching modes redraws the editor from the value, so each starts from what the other held.
   const [generation, setGeneration] = useState(0);
-  const { args, returns } = useMemo(() => toolSignature(spec), [spec]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -79,11 +78,7 @@ function TryForm({ harness, spec, gone }: { harness: string; spec: ToolSpec; gon
         <a href={href({ view: 'harness', name: harness })}>{harness}</a> /
       </p>
       <h1 id="try-heading">Try {spec.name}</h1>
-      <p class="signature">
-        <code>
-          {spec.name}({args}){returns === undefined ? '' : ` -> ${returns}`}
-        </code>
-      </p>
+      <Signature tool={spec} />
       {spec.description ? <p class="description">{spec.description}</p> : null}
       {gone ? (
         <div class="note warn" role="status">
