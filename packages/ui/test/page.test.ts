@@ -150,6 +150,7 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
           expect([hash, colorScheme, r! + g! + b! < 150]).toEqual([hash, colorScheme, colorScheme === 'dark']);
           const { unreached, unnamed } = await tabThrough(w.page);
           expect([hash, unreached, unnamed]).toEqual([hash, [], []]);
+          await w.page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
           if (name !== 'deploy') await w.page.screenshot({ path: path.join(shots, `ui-${name}-400-${colorScheme}.png`), fullPage: name === 'list' });
         }
         expect(w.errors).toEqual([]);
