@@ -145,7 +145,10 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
           await openLive(w, d.url, hash);
           await w.page.locator(ready).waitFor();
           expect([hash, await overflowsSideways(w.page)]).toEqual([hash, false]);
-          const background = await w.page.evaluate(() => getComputedStyle((globalThis as unknown as { document: any }).document.body).backgroundColor);
+          const background = await w.page.evaluate(() => {
+            const g = globalThis as unknown as { getComputedStyle(el: unknown): { backgroundColor: string }; document: { body: unknown } };
+            return g.getComputedStyle(g.document.body).backgroundColor;
+          });
           const [r, g, b] = background.match(/\d+/g)!.map(Number);
           expect([hash, colorScheme, r! + g! + b! < 150]).toEqual([hash, colorScheme, colorScheme === 'dark']);
           const { unreached, unnamed } = await tabThrough(w.page);
