@@ -43,6 +43,9 @@ const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app: FastifyI
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
+      // The connection is the stream's alone: when the stream ends (bermd stopping), so does the connection,
+      // rather than lingering as an idle keep-alive one that a stopping server would wait on.
+      connection: 'close',
     });
     // Subscribed before the first byte goes out: a client that lists the harnesses once it reads it misses nothing.
     const unsubscribe = registry.onChange((event) => res.write(frame(messageOf(event))));
