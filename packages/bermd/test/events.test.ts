@@ -35,7 +35,11 @@ async function follow(url: string, headers: Record<string, string> = {}) {
       const { done } = await messages.next();
       expect(done).toBe(true);
     },
-    close: () => abort.abort(),
+    /** Cancels the body (which closes the connection) rather than leaving a read pending. */
+    close: async (): Promise<void> => {
+      await messages.return(undefined);
+      abort.abort();
+    },
   };
 }
 
@@ -60,7 +64,7 @@ describe('GET /events, and the dry run that announces nothing', () => {
       expect(await stream.next()).toEqual({ event: 'deployed', data: { type: 'deployed', name: 'one', replaced: false } });
       expect(await stream.next()).toEqual({ event: 'deployed', data: { type: 'deployed', name: 'one', replaced: true } });
       expect(await stream.next()).toEqual({ event: 'undeployed', data: { type: 'undeployed', name: 'one' } });
-      stream.close();
+      await stream.close();
     }
   });
 
@@ -92,7 +96,7 @@ describe('GET /events, and the dry run that announces nothing', () => {
       expect(await changes.next()).toEqual({ event: 'deployed', data: { type: 'deployed', name: 'h', replaced: false } });
       expect(mcp.toolsChanged.received).toHaveLength(1);
     } finally {
-      changes.close();
+      await changes.close();
       await mcp.close();
     }
   });
