@@ -6,7 +6,7 @@
  * every change after that reaches it.
  */
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ChangeEvent, Registry } from './registry.js';
 
 export const EVENTS_PATH = '/events';
@@ -28,7 +28,12 @@ function frame(message: ChangeMessage): string {
   return `event: ${message.type}\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
-const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app: FastifyInstance, { registry }) => {
+/**
+ * Registers `GET /events` over `registry`'s changes, on the app itself like the other control routes,
+ * so that its `preClose` hook is the app's and ends the streams before the server waits on their
+ * connections (registered inside an encapsulated plugin, a stopping bermd was measured to hang on them).
+ */
+export function registerEventRoutes(app: FastifyInstance, { registry }: EventRoutesOptions): void {
   const open = new Set<ServerResponse>();
 
   // A stream never ends by itself: closing the app ends them, or it would wait on them forever.
@@ -60,9 +65,4 @@ const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app: FastifyI
     res.write(': subscribed\n\n');
     request.log.debug('change stream opened');
   });
-};
-
-/** Registers `GET /events` over `registry`'s changes. */
-export function registerEventRoutes(app: FastifyInstance, options: EventRoutesOptions): void {
-  void app.register(eventRoutes, options);
 }
