@@ -3,6 +3,7 @@
 // tests deploy for real after it and check that the stream's first event is that deploy.
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { readSse } from '../../ui/web/src/sse.js';
@@ -17,11 +18,12 @@ interface Change {
 
 /** Opens `/events` and hands back its changes one at a time. */
 async function follow(url: string, headers: Record<string, string> = {}) {
-  const abort = new AbortController();
-  const res = await fetch(`${url}/events`, { headers, signal: abort.signal });
+  // A connection of its own, destroyed on close: a stream must not live on in a shared pool.
+  const agent = new Agent();
+  const res = await undiciFetch(`${url}/events`, { headers, dispatcher: agent });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-  const messages = readSse(res.body!);
+  const messages = readSse(res.body! as ReadableStream<Uint8Array>);
   return {
     // Held so the response lives as long as its stream: undici cancels the body of a response it collects.
     response: res,
@@ -38,7 +40,7 @@ async function follow(url: string, headers: Record<string, string> = {}) {
     /** Cancels the body (which closes the connection) rather than leaving a read pending. */
     close: async (): Promise<void> => {
       await messages.return(undefined);
-      abort.abort();
+      await agent.destroy();
     },
   };
 }
