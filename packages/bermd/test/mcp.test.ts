@@ -83,7 +83,7 @@ describe('bermd /mcp', () => {
     expect(instructions.trim().split(/(?<=[.!?])\s+(?=[A-Z])/)).toHaveLength(1);
   });
 
-  it('lists every tool as {harness}.{tool} with its schemas, read-only hint and deprecation', async () => {
+  it('lists every tool as {harness}.{tool} with its schemas, read-only hint, deprecation, and the harness and tool it stands for', async () => {
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
     expect(names).toEqual([...names].sort());
@@ -109,6 +109,7 @@ describe('bermd /mcp', () => {
       inputSchema: manifest.tools[0]!.arguments,
       outputSchema: manifest.tools[0]!.returns,
       annotations: { readOnlyHint: true },
+      _meta: { 'berm/harness': 'sample', 'berm/tool': 'echo' },
     });
     // A string result is no output schema: MCP's outputSchema is an object schema.
     expect(byName.get('sample.old')).toEqual({
@@ -116,6 +117,7 @@ describe('bermd /mcp', () => {
       description: 'Deprecated. Answers a string.',
       inputSchema: { type: 'object' },
       annotations: { readOnlyHint: false },
+      _meta: { 'berm/harness': 'sample', 'berm/tool': 'old' },
     });
     expect(byName.get('relay.forecast')!.inputSchema).toEqual({
       type: 'object',

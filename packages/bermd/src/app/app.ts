@@ -11,6 +11,17 @@ import type { Logger } from 'pino';
 import { BermdError } from '../errors.js';
 import { replyWithError } from './errors.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A route that carries no data, served without the token: the page's static files (ui/), which a
+     * browser navigating to `/` fetches before the page can ask for the token. Set by the plugin that
+     * adds the route, read by the token check below, and nowhere else.
+     */
+    public?: boolean;
+  }
+}
+
 export interface AppOptions {
   logger: Logger;
   /** The largest request body any route accepts; a route may set a lower one. */
@@ -42,6 +53,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   if (options.token !== undefined) {
     const expected = Buffer.from(options.token);
     app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.config.public === true) return;
       // An auth scheme is case-insensitive and followed by one or more spaces (RFC 9110 §11.1, RFC 6750 §2.1).
       const credentials = /^bearer +(.*)$/is.exec(request.headers.authorization ?? '');
       const given = Buffer.from(credentials?.[1] ?? '');

@@ -84,6 +84,8 @@ export interface DeployOptions {
   force?: boolean;
   /** The operator's limits and grants for this deploy; without them, the defaults (see bindings.ts). */
   bindings?: BindingRequest;
+  /** Run every check and the gate and answer as the deploy would, but store, serve and announce nothing. */
+  dryRun?: boolean;
 }
 
 export interface SkippedHarness {
@@ -194,6 +196,13 @@ export class Registry {
       }
       const prepared = await this.hooks.prepare?.(name, checked);
       reached('deploy-prepared');
+      const replaced = previous !== undefined;
+      // A dry run stops here: every check and the gate have passed, and nothing is stored, committed or announced.
+      if (options.dryRun === true) {
+        this.logger.info({ harness: name, digest: checked.digest, replaced }, 'dry run of a deploy passed');
+        const notices = this.notices(name, checked.manifest, checked.grants);
+        return { ...deployResult(name, checked, reported, notices, replaced), dry_run: true, manifest: checked.manifest.data };
+      }
       const deployedAt = this.now().toISOString();
       // Callers use a name, whichever image answers to it: usage carries over a replace.
       const lastUsedAt = previous?.lastUsedAt ?? null;
@@ -213,19 +222,9 @@ export class Registry {
       await this.store.save(name, bytes, metaOf(harness));
       this.harnesses.set(name, harness);
       this.hooks.commit?.(name, prepared);
-      this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
-      this.emit({ kind: 'deployed', name, replaced: previous !== undefined });
-      const data = checked.manifest.data;
-      return {
-        name,
-        digest: checked.digest,
-        version: data.version,
-        tools: data.tools.map((t) => t.name),
-        events: data.events.map((e) => e.name),
-        reported,
-        notices: this.notices(name, checked.manifest, checked.grants),
-        replaced: previous !== undefined,
-      };
+      this.logger.info({ harness: name, digest: checked.digest, replaced }, 'deployed harness');
+      this.emit({ kind: 'deployed', name, replaced });
+      return deployResult(name, checked, reported, this.notices(name, checked.manifest, checked.grants), replaced);
     });
   }
 
@@ -393,6 +392,21 @@ function summary(h: Harness): HarnessSummary {
     limits: { ...h.limits },
     grants: { syscalls: structuredClone(h.grants.syscalls), secrets: [...h.grants.secrets] },
     bindings: structuredClone(h.bindings),
+  };
+}
+
+/** A deploy's answer: what `checked` declares, with what the gate reported and the notices. */
+function deployResult(name: string, checked: CheckedHarness, reported: GatedBreak[], notices: Notice[], replaced: boolean): DeployResult {
+  const data = checked.manifest.data;
+  return {
+    name,
+    digest: checked.digest,
+    version: data.version,
+    tools: data.tools.map((t) => t.name),
+    events: data.events.map((e) => e.name),
+    reported,
+    notices,
+    replaced,
   };
 }
 

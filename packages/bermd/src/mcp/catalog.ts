@@ -106,6 +106,8 @@ export class ToolCatalog {
         description: describe(spec),
         inputSchema: inputSchemaOf(spec.arguments),
         annotations: { readOnlyHint: spec.query === true },
+        // Which harness and tool the name stands for, so a client need not know the separator to find a tool.
+        _meta: { 'berm/harness': harness, 'berm/tool': spec.name },
       };
       let checkOutput: OutputCheck | undefined;
       if (isObjectSchema(spec.returns)) {
