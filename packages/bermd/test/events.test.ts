@@ -1,77 +1,52 @@
 // GET /events (the deployed set's changes as Server-Sent Events) and the dry run
 // (PUT /harnesses/{name}?dry-run=true), against a real bermd. A dry run announces nothing: the
 // tests deploy for real after it and check that the stream's first event is that deploy.
+import { once } from 'node:events';
 import { readdir, writeFile } from 'node:fs/promises';
+import { get as getHttp, Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import { connect as connectTcp } from 'node:net';
 import path from 'node:path';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { HarnessChange } from '@berm/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { readSse } from '../../ui/web/src/sse.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
-import { put } from './mcp-client.js';
+import { connect, put } from './mcp-client.js';
 
-interface Change {
-  type: string;
-  name: string;
-  replaced?: boolean;
-}
-
-/** Opens `/events` and hands back its changes one at a time. */
+/** Opens `/events` on the process's shared fetch pool and hands back its changes one at a time. */
 async function follow(url: string, headers: Record<string, string> = {}) {
-  // A connection of its own, destroyed on close: a stream must not live on in a shared pool.
-  const agent = new Agent();
-  const res = await undiciFetch(`${url}/events`, { headers, dispatcher: agent });
+  const res = await fetch(`${url}/events`, { headers });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-  const messages = readSse(res.body! as ReadableStream<Uint8Array>);
+  const messages = readSse(res.body!);
   return {
     // Held so the response lives as long as its stream: undici cancels the body of a response it collects.
     response: res,
-    async next(): Promise<{ event: string; data: Change }> {
+    async next(): Promise<{ event: string; data: HarnessChange }> {
       const { value, done } = await messages.next();
       if (done) throw new Error('the stream ended');
-      return { event: value.event, data: JSON.parse(value.data) as Change };
+      return { event: value.event, data: JSON.parse(value.data) as HarnessChange };
     },
     /** Resolves once the stream has ended. */
     async ended(): Promise<void> {
       const { done } = await messages.next();
       expect(done).toBe(true);
     },
-    /** Cancels the body (which closes the connection) rather than leaving a read pending. */
+    /** Leaves the stream as a page does: its body cancelled, its connection left to the pool. */
     close: async (): Promise<void> => {
       await messages.return(undefined);
-      await agent.destroy();
     },
   };
 }
 
-/** The tool names `/mcp` lists, asked on a fresh session (JSON-RPC over fetch; no stream is left open). */
+/** The tool names `/mcp` lists, asked by the SDK's client on a session of its own. */
 async function listedTools(url: string): Promise<string[]> {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  const rpc = async (body: object, session?: string): Promise<{ session: string | null; answer: Record<string, any> | undefined }> => {
-    const res = await fetch(`${url}/mcp`, {
-      method: 'POST',
-      headers: { ...headers, ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}) },
-      body: JSON.stringify(body),
-    });
-    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream'))
-      return {
-        session: res.headers.get('mcp-session-id'),
-        answer: res.status === 202 ? undefined : ((await res.json()) as Record<string, any>),
-      };
-    for await (const m of readSse(res.body!)) return { session: res.headers.get('mcp-session-id'), answer: JSON.parse(m.data) };
-    throw new Error('no answer');
-  };
-  const init = await rpc({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'events-test', version: '1' } },
-  });
-  await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, init.session!);
-  const { answer } = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, init.session!);
-  await fetch(`${url}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': init.session!, 'mcp-protocol-version': '2025-06-18' } });
-  return (answer!.result.tools as { name: string }[]).map((t) => t.name);
+  const c = await connect(url);
+  try {
+    return (await c.client.listTools()).tools.map((t) => t.name);
+  } finally {
+    await c.close();
+  }
 }
 
 describe('GET /events, and the dry run that announces nothing', () => {
@@ -166,6 +141,36 @@ describe('GET /events with --token-file', () => {
       await d.stop();
       await removeDir(d.stateDir);
       await removeDir(dir);
+    }
+  });
+});
+
+describe('a stopping bermd and the connections its clients hold open', () => {
+  it('exits without waiting on a connection that never sent a request, nor on one whose stream the stop ended', async () => {
+    const d = await startDaemon();
+    const pool = new HttpAgent({ keepAlive: true });
+    try {
+      // What undici's pool leaves behind once a stream is cancelled: a connection it opened and sent nothing on.
+      const silent = connectTcp(d.port, '127.0.0.1');
+      await once(silent, 'connect');
+      const silentClosed = once(silent, 'close');
+      // A stream on a keep-alive connection: the stop ends it, and the client keeps the connection for its next request.
+      const stream = await new Promise<IncomingMessage>((resolve, reject) => {
+        getHttp(`${d.url}/events`, { agent: pool }, resolve).on('error', reject);
+      });
+      expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      // Answered on a connection made after the silent one, so bermd has accepted that one too.
+      await once(stream, 'data');
+      const ended = once(stream.resume(), 'end');
+
+      // Both would keep the daemon from exiting: Node's server closes only connections idle between two requests.
+      expect(await d.stop()).toBe(0);
+      await ended;
+      await silentClosed;
+    } finally {
+      pool.destroy();
+      await d.stop();
+      await removeDir(d.stateDir);
     }
   });
 });
