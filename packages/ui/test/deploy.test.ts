@@ -1,5 +1,6 @@
 // Deploying and undeploying from the page, against a real bermd whose `weather` has a caller that
-// used `forecast` two hours ago: a first deploy by file upload after a dry run; a new version
+// used `forecast` two hours ago: a first deploy by file upload after a dry run; limits and grants
+// typed in the form, one refused by the dry run, then deployed as bindings; a new version
 // whose dry run shows the refused break with its last use, then forced past a confirmation that
 // names it; a refused image; an undeploy, cancelled and then confirmed.
 import type { Browser } from 'playwright-core';
@@ -64,6 +65,34 @@ describe('deploying from the page', { timeout: 120_000 }, () => {
       await w.page.getByRole('button', { name: 'Deploy forecasts' }).click();
       await w.page.getByRole('heading', { name: 'forecasts 1.4.0' }).waitFor();
       expect(await harness('forecasts')).toMatchObject({ status: 200, version: '1.4.0' });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('sends the limits and grants typed in the form as the deploy query crab deploy sends, and shows a bad one refused', async () => {
+    const w = await openPage(browser);
+    try {
+      await openLive(w, d.url, '#/deploy');
+      await w.page.getByLabel('Image file (.wasm)', { exact: false }).setInputFiles(files.v1!);
+      await w.page.getByLabel('Harness name').fill('bound');
+      await w.page.getByText('Limits and grants').click();
+      await w.page.getByLabel('Call time limit').fill('soon');
+      await w.page.getByRole('button', { name: 'Check (dry run)' }).click();
+      const refused = w.page.locator('.verdict.refused');
+      await refused.waitFor();
+      expect(await refused.innerText()).toContain('bad-limit timeout soon: expected a duration such as 500ms, 10s or 2m');
+
+      await w.page.getByLabel('Call time limit').fill('2s');
+      await w.page.getByLabel('Memory cap').fill('16M');
+      await w.page.getByLabel('Grants, one per line').fill('none');
+      await w.page.getByRole('button', { name: 'Check (dry run)' }).click();
+      await w.page.locator('.verdict.ok').waitFor();
+      await w.page.getByRole('button', { name: 'Deploy bound' }).click();
+      await w.page.getByRole('heading', { name: 'bound 1.4.0' }).waitFor();
+      const held = (await (await fetch(`${d.url}/harnesses/bound`)).json()) as { bindings: unknown };
+      expect(held.bindings).toEqual({ timeout_ms: 2000, max_memory_bytes: 16 * 1024 * 1024, grants: { syscalls: {}, secrets: [] } });
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();
