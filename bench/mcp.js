@@ -1,7 +1,11 @@
-// Benchmark of /mcp (not a test): tools/call of a trivial tool through a real bermd process, against a
-// bare Node HTTP server answering the same JSON-RPC shape, measured in the same run by the same client.
+// Benchmark of /mcp (not a test): tools/call of a trivial tool through a real bermd process, in both
+// protocol generations side by side (2025-11-25 on a session, 2026-07-28 stateless), against a bare
+// Node HTTP server answering the same JSON-RPC shape of each, measured in the same run by the same
+// client. Each generation is measured on bermd's fast path and on the SDK's path (the same call sent
+// so that the fast path leaves it to the SDK: as a batch of one on a session, with a `_meta` key the
+// fast path does not read in 2026-07-28), which is what decides whether the fast path stays.
 // Also: what instantiating a guest costs per call, and what one level of berm.call adds.
-// Build first: npx tsc -b packages/bermd. Run: node bench/mcp.js
+// Build first: npm run build. Run: node bench/mcp.js
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -63,15 +67,23 @@ function message(res) {
   return JSON.parse(text);
 }
 
-/** An MCP session over raw POSTs: initialize, initialized, then tools/call. */
-async function session(url) {
+function check(name, m) {
+  if (m.error || m.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(m.error ?? m.result)}`);
+  return m.result;
+}
+
+/**
+ * A 2025-11-25 caller over raw POSTs: initialize, initialized, then tools/call on the session. With
+ * `sdk`, each call travels as a batch of one, which bermd's fast path leaves to the SDK's transport.
+ */
+async function session(url, sdk = false) {
   const init = await post(
     url,
     JSON.stringify({
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
     }),
   );
   const id = init.headers['mcp-session-id'];
@@ -79,11 +91,30 @@ async function session(url) {
   await post(url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
   let next = 1;
   return async (name, args) => {
-    const m = message(
-      await post(url, JSON.stringify({ jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } }), headers),
-    );
-    if (m.error || m.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(m.error ?? m.result)}`);
-    return m.result;
+    const call = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args } };
+    return check(name, message(await post(url, JSON.stringify(sdk ? [call] : call), headers)));
+  };
+}
+
+const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '0' },
+};
+
+/**
+ * A 2026-07-28 caller: every call stands alone, with its version and capabilities in `_meta` and the
+ * standard headers. With `sdk`, `_meta` carries a key bermd's fast path does not read, so the SDK's
+ * stateless handler answers.
+ */
+async function stateless(url, sdk = false) {
+  const meta = sdk ? { ...ENVELOPE, 'example.com/bench': true } : ENVELOPE;
+  let next = 1;
+  return async (name, args) => {
+    const call = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args, _meta: meta } };
+    const headers = { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name };
+    return check(name, message(await post(url, JSON.stringify(call), headers)));
   };
 }
 
@@ -170,7 +201,8 @@ async function startBermd(args = []) {
 }
 
 // The bare server: node:http answering every POST to /mcp with the same result shape bermd sends for
-// the echo tool (a session id on initialize, the result as one SSE event), and nothing else.
+// the echo tool in each generation, and nothing else: on a session, a session id on initialize and the
+// result as one SSE event; in 2026-07-28, one JSON body with the result's resultType and serverInfo.
 const BARE = `
 import { createServer } from 'node:http';
 const server = createServer((req, res) => {
@@ -179,6 +211,13 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     if (msg.id === undefined) { res.writeHead(202).end(); return; }
+    if (req.headers['mcp-protocol-version'] === '${MODERN}') {
+      const result = { content: [{ type: 'text', text: JSON.stringify(msg.params.arguments) }], resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'bare', version: '0' } } };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ result, jsonrpc: '2.0', id: msg.id }));
+      return;
+    }
     const result = msg.method === 'initialize'
       ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'bare', version: '0' } }
       : { content: [{ type: 'text', text: JSON.stringify(msg.params.arguments) }] };
@@ -196,29 +235,42 @@ function startBare() {
 const ARGS = { text: 'hello' };
 const callers = CONCURRENCY;
 
-// 1. /mcp against the bare server, one call in flight (latency) and CONCURRENCY (throughput).
+// 1. /mcp against the bare server, in each generation, on each path: one call in flight (latency) and
+// CONCURRENCY (throughput).
 const bermd = await startBermd();
 await put(`${bermd.url}/harnesses/echo`, echoImage);
 await put(`${bermd.url}/harnesses/chain`, chainImage);
 const bare = await startBare();
-const mcpCallers = await Promise.all(Array.from({ length: callers }, () => session(`${bermd.url}/mcp`)));
-const bareCallers = await Promise.all(Array.from({ length: callers }, () => session(`${bare.url}/mcp`)));
-const probe = await mcpCallers[0]('echo.echo', ARGS);
-if (probe.content[0].text !== JSON.stringify(ARGS)) throw new Error(`echo answered ${JSON.stringify(probe)}`);
-// Warm both (JIT, sockets, workers) before measuring.
-await measure('warm-up', 500, CONCURRENCY, mcpCallers, (c) => c('echo.echo', ARGS));
-await measure('warm-up', 500, CONCURRENCY, bareCallers, (c) => c('echo.echo', ARGS));
-
+const callersOf = (make, url, sdk) => Promise.all(Array.from({ length: callers }, () => make(`${url}/mcp`, sdk)));
+const GENERATIONS = [
+  { name: '2025-11-25 (session)', make: session },
+  { name: `${MODERN} (stateless)`, make: stateless },
+];
+const echo = (c) => c('echo.echo', ARGS);
 const rows = [];
-const bareSerial = await repeat(() => measure('bare server, 1 in flight', CALLS / 2, 1, bareCallers, (c) => c('echo.echo', ARGS)));
-const mcpSerial = await repeat(() => measure('bermd /mcp echo, 1 in flight', CALLS / 2, 1, mcpCallers, (c) => c('echo.echo', ARGS)));
-const bareParallel = await repeat(() =>
-  measure(`bare server, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, bareCallers, (c) => c('echo.echo', ARGS), bare.pid),
-);
-const mcpParallel = await repeat(() =>
-  measure(`bermd /mcp echo, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, mcpCallers, (c) => c('echo.echo', ARGS), bermd.pid),
-);
-rows.push(bareSerial, mcpSerial, bareParallel, mcpParallel);
+const sideBySide = [];
+for (const generation of GENERATIONS) {
+  const paths = {
+    bare: { label: 'bare server', callers: await callersOf(generation.make, bare.url, false), pid: bare.pid },
+    fast: { label: 'bermd /mcp (fast path)', callers: await callersOf(generation.make, bermd.url, false), pid: bermd.pid },
+    sdk: { label: "bermd /mcp (SDK's path)", callers: await callersOf(generation.make, bermd.url, true), pid: bermd.pid },
+  };
+  const probe = await paths.fast.callers[0]('echo.echo', ARGS);
+  if (probe.content[0].text !== JSON.stringify(ARGS)) throw new Error(`echo answered ${JSON.stringify(probe)}`);
+  // Warm every path (JIT, sockets, workers) before measuring.
+  for (const path of Object.values(paths)) await measure('warm-up', 500, CONCURRENCY, path.callers, echo);
+  const measured = {};
+  for (const [key, path] of Object.entries(paths)) {
+    measured[key] = {
+      serial: await repeat(() => measure(`${generation.name}: ${path.label}, 1 in flight`, CALLS / 2, 1, path.callers, echo)),
+      parallel: await repeat(() =>
+        measure(`${generation.name}: ${path.label}, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, path.callers, echo, path.pid),
+      ),
+    };
+    rows.push(measured[key].serial, measured[key].parallel);
+  }
+  sideBySide.push({ generation: generation.name, ...measured });
+}
 await bare.stop();
 await bermd.stop();
 
@@ -258,20 +310,40 @@ const ms = (v) => `${v.toFixed(3)} ms`.padStart(10);
 console.log(
   `node ${process.version}, best of ${ROUNDS} rounds, ${CALLS} calls, raw JSON-RPC POSTs on keep-alive sockets, bermd at --log-level warn\n`,
 );
-console.log(`${'measured'.padEnd(52)} ${'calls/s'.padStart(9)} ${'p50'.padStart(10)} ${'p99'.padStart(10)}`);
-for (const r of rows) console.log(`${r.label.padEnd(52)} ${r.perSecond.toFixed(0).padStart(9)} ${ms(r.p50)} ${ms(r.p99)}`);
+console.log(`${'measured'.padEnd(72)} ${'calls/s'.padStart(9)} ${'p50'.padStart(10)} ${'p99'.padStart(10)}`);
+for (const r of rows) console.log(`${r.label.padEnd(72)} ${r.perSecond.toFixed(0).padStart(9)} ${ms(r.p50)} ${ms(r.p99)}`);
 console.log('');
-console.log(
-  `bermd / bare throughput, ${CONCURRENCY} in flight:   ${(mcpParallel.perSecond / bareParallel.perSecond).toFixed(2)} (target >= 0.33)`,
-);
-console.log(`bermd / bare throughput, 1 in flight:    ${(mcpSerial.perSecond / bareSerial.perSecond).toFixed(2)}`);
-console.log(`bermd p50, 1 in flight:                  ${mcpSerial.p50.toFixed(3)} ms (target < 2 ms)`);
-if (mcpParallel.cpu && mcpParallel.cpu.all > 0) {
-  // CPU per call is steadier than throughput on a shared machine, and says where the time goes.
-  console.log(
-    `server CPU per call, ${CONCURRENCY} in flight:    bare ${bareParallel.cpu.all.toFixed(0)} µs; bermd ${mcpParallel.cpu.all.toFixed(0)} µs (main thread ${mcpParallel.cpu.main.toFixed(0)} µs, tool workers ${(mcpParallel.cpu.all - mcpParallel.cpu.main).toFixed(0)} µs)`,
-  );
+// Both generations side by side: throughput against the bare server answering the same generation's shape.
+const ratio = (a, b) => `${(a.perSecond / b.perSecond).toFixed(2)}x`;
+const cell = (m, bareM) =>
+  `${m.perSecond.toFixed(0).padStart(6)}/s ${ratio(m, bareM).padStart(6)}  p50 ${m.p50.toFixed(2)}  p99 ${m.p99.toFixed(2)}`;
+console.log(`${`${CONCURRENCY} in flight, vs the bare server`.padEnd(26)} ${sideBySide.map((g) => g.generation.padEnd(44)).join(' ')}`);
+for (const [key, label] of [
+  ['bare', 'bare server'],
+  ['fast', 'bermd, fast path'],
+  ['sdk', "bermd, SDK's path"],
+]) {
+  console.log(`${label.padEnd(26)} ${sideBySide.map((g) => cell(g[key].parallel, g.bare.parallel).padEnd(44)).join(' ')}`);
 }
-console.log(`instantiate + call:                      ${(instantiation.perCallUs).toFixed(1)} µs per call`);
+console.log(
+  `${'1 in flight, p50'.padEnd(26)} ${sideBySide.map((g) => `bare ${g.bare.serial.p50.toFixed(3)} ms, fast ${g.fast.serial.p50.toFixed(3)} ms, SDK ${g.sdk.serial.p50.toFixed(3)} ms`.padEnd(44)).join(' ')}`,
+);
+console.log('');
+for (const g of sideBySide) {
+  console.log(
+    `${g.generation}: bermd / bare throughput, ${CONCURRENCY} in flight: ${ratio(g.fast.parallel, g.bare.parallel)} (target >= 0.33; the SDK's path: ${ratio(g.sdk.parallel, g.bare.parallel)})`,
+  );
+  if (g.fast.parallel.cpu && g.fast.parallel.cpu.all > 0) {
+    // CPU per call is steadier than throughput on a shared machine, and says where the time goes.
+    const main = (m) => `${m.cpu.all.toFixed(0)} µs (main thread ${m.cpu.main.toFixed(0)} µs)`;
+    console.log(
+      `  server CPU per call: bare ${g.bare.parallel.cpu.all.toFixed(0)} µs; bermd fast path ${main(g.fast.parallel)}; SDK's path ${main(g.sdk.parallel)}`,
+    );
+  }
+}
+console.log(
+  `bermd p50, 1 in flight:                  ${sideBySide.map((g) => `${g.fast.serial.p50.toFixed(3)} ms`).join(' / ')} (target < 2 ms)`,
+);
+console.log(`instantiate + call:                      ${instantiation.perCallUs.toFixed(1)} µs per call`);
 console.log(`one berm.call level (p50 slope):         ${(perLevelMs * 1000).toFixed(0)} µs`);
 agent.destroy();

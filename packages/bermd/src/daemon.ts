@@ -12,9 +12,11 @@ import { controlPlugin } from './control/index.js';
 import { Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { BermdError } from './errors.js';
+import { HTTP_SYSCALLS } from '@berm/protocol';
 import {
   createMcpEndpoint,
   McpSessions,
+  StatelessMcp,
   ToolCatalog,
   type CatalogEntry,
   type EventMessage,
@@ -40,7 +42,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
-} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs'>>;
+} & Partial<Pick<DaemonOptions, 'serve' | 'httpProxy' | 'resolve' | 'secrets' | 'httpMaxBodyBytes' | 'sessionIdleMs' | 'maxListens'>>;
 
 interface Prepared {
   runtime: PreparedHarness;
@@ -121,7 +123,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           limits: { callTimeoutMs: checked.limits.timeout_ms, maxResultBytes: checked.limits.max_result_bytes },
           context: egressContext(name, checked.declared, checked.grants),
         });
-        return { runtime, listing: catalog.prepare(name, checked.manifest.data) };
+        const leavesMachine = Object.keys(checked.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));
+        return { runtime, listing: catalog.prepare(name, checked.manifest.data, leavesMachine) };
       } catch (e) {
         throw isRunnerError(e) ? deployError(e, limits.max_memory_bytes) : e;
       }
@@ -183,10 +186,14 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   };
   sessions = new McpSessions(core, config.sessionIdleMs);
   const mcpSessions = sessions;
-  registry.onChange(() => mcpSessions.listsChanged());
+  const stateless = new StatelessMcp(core, { maxListens: config.maxListens });
+  registry.onChange(() => {
+    mcpSessions.listsChanged();
+    stateless.listsChanged();
+  });
 
   const app = buildApp({ logger, bodyLimit: config.maxImageSize, token: config.token });
-  const mcp = createMcpEndpoint({ sessions: mcpSessions });
+  const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
   void app.register(mcp.plugin);
   void app.register(uiPlugin);

@@ -14,7 +14,7 @@ import {
   type ResolveEntry,
 } from './egress/index.js';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH } from './limits.js';
-import { SESSION_IDLE_MS } from './mcp/index.js';
+import { MAX_LISTENS, SESSION_IDLE_MS } from './mcp/index.js';
 
 const PROXY = SYSCALL.httpProxy;
 
@@ -58,6 +58,8 @@ export interface DaemonOptions {
   httpMaxBodyBytes: number;
   /** An MCP session with no request under way and no stream open for this long is closed. */
   sessionIdleMs: number;
+  /** The most 2026-07-28 `subscriptions/listen` streams open at once; one more is refused. */
+  maxListens: number;
 }
 
 export class OptionsError extends Error {
@@ -71,7 +73,7 @@ export class OptionsError extends Error {
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
-             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION]
+             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-listens N]
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
@@ -89,7 +91,8 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-ima
   --resolve         HOST:PORT:ADDRESS: direct requests to HOST on PORT connect to ADDRESS (repeatable, as curl's)
   --secrets         JSON file of secrets for {secret:NAME} in request headers; must not be readable by group or others
   --http-max-body   longest response body a guest is handed; longer ones are cut and marked truncated (default 1M)
-  --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)`;
+  --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)
+  --max-listens     most MCP 2026-07-28 listen streams open at once; one more is refused (default ${MAX_LISTENS})`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -152,6 +155,7 @@ const FLAGS = {
   secrets: { type: 'string' },
   'http-max-body': { type: 'string' },
   'session-idle': { type: 'string' },
+  'max-listens': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -214,6 +218,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   }
   const httpMaxBodyBytes = values['http-max-body'] === undefined ? DEFAULT_HTTP_MAX_BODY : size(values['http-max-body'], '--http-max-body');
   const sessionIdleMs = values['session-idle'] === undefined ? SESSION_IDLE_MS : duration(values['session-idle'], '--session-idle');
+  const maxListens = values['max-listens'] === undefined ? MAX_LISTENS : parseCount(values['max-listens'], '--max-listens');
+  if (maxListens < 1) throw new OptionsError(`--max-listens ${values['max-listens']}: must be at least 1`);
   return {
     host,
     port,
@@ -231,6 +237,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     secrets,
     httpMaxBodyBytes,
     sessionIdleMs,
+    maxListens,
   };
 }
 

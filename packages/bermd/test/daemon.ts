@@ -27,6 +27,8 @@ export interface RunningDaemon {
 
 export interface StartOptions {
   stateDir?: string;
+  /** The loopback port to listen on (a restarted daemon's, say); a free one by default. */
+  port?: number;
   args?: string[];
   /** Variables added to the daemon's environment (this process's own). */
   env?: Record<string, string>;
@@ -57,7 +59,7 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
   const stateDir = options.stateDir ?? (await tempDir());
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BERMD_BIN, '--listen', '127.0.0.1:0', '--state', stateDir, ...(options.args ?? [])],
+    [...(options.nodeArgs ?? []), BERMD_BIN, '--listen', `127.0.0.1:${options.port ?? 0}`, '--state', stateDir, ...(options.args ?? [])],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...options.env },

@@ -5,11 +5,10 @@
 // test resolves, and the clock is vitest's fake one, so nothing here waits on time.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ToolCatalog, type McpCore } from '../dist/mcp/index.js';
-import { answerFastCall, FAST_HEADERS_AFTER_MS, type FastCallSession } from '../dist/mcp/fast-call.js';
+import { answerFastCall, FAST_HEADERS_AFTER_MS, type FastCallSession, SSE_KEEP_ALIVE_MS } from '../dist/mcp/fast-call.js';
 import type { CallOutcome } from '../dist/runtime/index.js';
 import { sampleManifest } from '../../../test/helpers/harness.js';
 
@@ -75,7 +74,7 @@ describe('answerFastCall on a long call', () => {
     expect(chunks).toEqual([]);
 
     const first = nextChunk();
-    vi.advanceTimersByTime(DEFAULT_SSE_KEEP_ALIVE_MS);
+    vi.advanceTimersByTime(SSE_KEEP_ALIVE_MS);
     await first;
     expect(chunks).toEqual([': keepalive\n\n']);
 
@@ -83,7 +82,7 @@ describe('answerFastCall on a long call', () => {
     await done;
     expect(chunks.join('')).toBe(
       ': keepalive\n\n' +
-        'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\\"query\\":\\"q\\"}"}],"structuredContent":{"query":"q"}}}\n\n',
+        'event: message\ndata: {"result":{"content":[{"type":"text","text":"{\\"query\\":\\"q\\"}"}],"structuredContent":{"query":"q"}},"jsonrpc":"2.0","id":1}\n\n',
     );
     // Nothing is left armed once the call has answered.
     expect(vi.getTimerCount()).toBe(0);

@@ -1,12 +1,17 @@
-// MCP clients of a running bermd for the /mcp tests: the SDK's Client over Streamable HTTP, with
-// each notification kind turned into something a test can await.
+// MCP clients of a running bermd for the /mcp tests, with each notification kind turned into something
+// a test can await: the 1.x SDK's Client (2025-11-25, what most hosts still embed) and the v2 SDK's
+// Client pinned to 2026-07-28, both over Streamable HTTP; and what a raw 2026-07-28 request carries.
+import {
+  Client as ModernClient,
+  type McpSubscription,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   LoggingMessageNotificationSchema,
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
-  type CallToolResult,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 
@@ -69,15 +74,85 @@ export async function connect(baseUrl: string, headers: Record<string, string> =
   };
 }
 
+/** The stateless protocol generation. */
+export const MODERN = '2026-07-28';
+
+export interface ModernConnection {
+  client: ModernClient;
+  toolsChanged: Arrivals;
+  resourcesChanged: Arrivals;
+  messages: Arrivals<LoggingMessageNotification['params']>;
+  /** Opens a `subscriptions/listen` for both list changes; resolves once bermd has acknowledged it. */
+  listen(): Promise<McpSubscription>;
+  close(): Promise<void>;
+}
+
+/** A 2026-07-28 client of `baseUrl`'s /mcp (the v2 SDK's, pinned: it fails rather than fall back to a session). */
+export async function connectModern(baseUrl: string, headers: Record<string, string> = {}): Promise<ModernConnection> {
+  const client = new ModernClient({ name: 'bermd-test-2026', version: '0.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+  const toolsChanged = new Arrivals();
+  const resourcesChanged = new Arrivals();
+  const messages = new Arrivals<LoggingMessageNotification['params']>();
+  client.setNotificationHandler('notifications/tools/list_changed', () => toolsChanged.push());
+  client.setNotificationHandler('notifications/resources/list_changed', () => resourcesChanged.push());
+  client.setNotificationHandler('notifications/message', (n) => messages.push(n.params as LoggingMessageNotification['params']));
+  await client.connect(new ModernTransport(new URL('/mcp', baseUrl), { requestInit: { headers } }));
+  const subscriptions: McpSubscription[] = [];
+  return {
+    client,
+    toolsChanged,
+    resourcesChanged,
+    messages,
+    listen: async () => {
+      const subscription = await client.listen({ toolsListChanged: true, resourcesListChanged: true });
+      subscriptions.push(subscription);
+      return subscription;
+    },
+    close: async () => {
+      await Promise.all(subscriptions.map((s) => s.close().catch(() => {})));
+      await client.close();
+    },
+  };
+}
+
+/** The `_meta` a raw 2026-07-28 request carries: its protocol version and its client's capabilities and name. */
+export function envelope(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+    ...extra,
+  };
+}
+
+/** The headers a raw 2026-07-28 POST carries: its version, its method, and the name it calls or reads. */
+export function modernHeaders(method: string, name?: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN,
+    'mcp-method': method,
+  };
+  if (name !== undefined) headers['mcp-name'] = name;
+  return headers;
+}
+
+/** A tool result as either SDK types it: what these helpers read of one. */
+export interface AnyToolResult {
+  content: ReadonlyArray<{ type: string; text?: string }>;
+  isError?: boolean;
+}
+
 /** The text of a tool result's single text content. */
-export function textOf(result: CallToolResult): string {
+export function textOf(result: AnyToolResult): string {
   const [first, ...rest] = result.content;
-  if (first?.type !== 'text' || rest.length > 0) throw new Error(`expected one text content, got ${JSON.stringify(result.content)}`);
+  if (first?.type !== 'text' || first.text === undefined || rest.length > 0)
+    throw new Error(`expected one text content, got ${JSON.stringify(result.content)}`);
   return first.text;
 }
 
 /** A successful tool result's value, parsed from its text. */
-export function valueOf(result: CallToolResult): unknown {
+export function valueOf(result: AnyToolResult): unknown {
   if (result.isError) throw new Error(`expected a result, got the error ${textOf(result)}`);
   return JSON.parse(textOf(result));
 }

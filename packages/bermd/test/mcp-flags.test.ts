@@ -8,7 +8,7 @@ import type { ManifestData } from '@berm/manifest';
 import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { BERMD_BIN, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
-import { connect, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
+import { connect, connectModern, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
 
 async function call(c: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
@@ -280,5 +280,33 @@ describe('the runtime and naming options', () => {
       expect(r.stderr).toMatch(message);
       expect(r.stdout).toBe('');
     }
+  });
+});
+
+describe('--max-listens', () => {
+  it('refuses a 2026-07-28 listen beyond that many open, and leaves the open ones be', async () => {
+    const d = await startDaemon({ args: ['--max-listens', '1'] });
+    const first = await connectModern(d.url);
+    const second = await connectModern(d.url);
+    try {
+      const listening = await first.listen();
+      const refused = await second.listen().catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(Error);
+      expect((refused as Error).message).toMatch(/Subscription limit reached/);
+      // The open one still hears of a deploy.
+      const told = first.toolsChanged.next();
+      await deploy(d.url, 'after', (await relayImage()).bytes);
+      await told;
+      await listening.close();
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+
+  it('is refused when it is not a count of at least one', async () => {
+    await expect(startDaemon({ args: ['--max-listens', '0'] })).rejects.toThrow(/--max-listens 0: must be at least 1/);
+    await expect(startDaemon({ args: ['--max-listens', 'many'] })).rejects.toThrow(/--max-listens many/);
   });
 });

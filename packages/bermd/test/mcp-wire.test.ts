@@ -1,15 +1,17 @@
-// The fast path (src/mcp/fast-call.ts) and the SDK transport answer the same tools/call with the same
-// bytes on the wire, headers and SSE framing included: a real bermd, raw HTTP, and each call sent both
-// ways (alone, which the fast path takes, and as a batch of one, which only the transport answers).
-// Which path answered is read from bermd's debug log, one line per call, so the comparison is known to
-// be between the two paths.
+// The fast path (src/mcp/fast-call.ts) and the SDK answer the same tools/call with the same bytes on
+// the wire, headers and framing included, in both protocol generations: a real bermd, raw HTTP, and
+// each call sent both ways. On a 2025 session: alone, which the fast path takes, and as a batch of one,
+// which only the SDK's transport answers. In 2026-07-28: alone, and with a `_meta` key the fast path
+// does not read, which leaves it to the SDK's stateless handler. Which path answered is read from
+// bermd's debug log, one line per call, so the comparison is known to be between the two paths.
 import http from 'node:http';
+import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { connect, deploy } from './mcp-client.js';
+import { connect, deploy, envelope, MODERN, modernHeaders } from './mcp-client.js';
 
 interface RawResponse {
   status: number;
@@ -20,10 +22,10 @@ interface RawResponse {
 /** Headers that name the moment or the length of one answer rather than what it is. */
 const VARYING = new Set(['date', 'content-length', 'transfer-encoding', 'keep-alive']);
 
-function post(base: string, headers: Record<string, string>, body: unknown, method = 'POST'): Promise<RawResponse> {
+function post(base: string, headers: Record<string, string>, body: unknown, method = 'POST', signal?: AbortSignal): Promise<RawResponse> {
   const url = new URL('/mcp', base);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers }, (res) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers, signal }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
@@ -60,7 +62,12 @@ function frames(body: string): unknown[] {
     });
 }
 
-describe('/mcp tools/call on the wire: the fast path and the transport', () => {
+/** An answer's JSON-RPC messages: the one JSON body, or each SSE frame's. */
+function messages(res: RawResponse): unknown[] {
+  return res.headers['content-type']?.startsWith('text/event-stream') ? frames(res.body) : [JSON.parse(res.body) as unknown];
+}
+
+describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
   let d: RunningDaemon;
   let sessionId: string;
   const accept = 'application/json, text/event-stream';
@@ -95,10 +102,10 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
   });
 
   /**
-   * Which path answered each `tools/call` with JSON-RPC id `id` on `session`, in order, once `count` of
-   * them are logged (each call logs its line before its answer is written).
+   * Which path answered each `tools/call` with JSON-RPC id `id` on `session` (none for 2026-07-28), in
+   * order, once `count` of them are logged (each call logs its line before its answer is written).
    */
-  async function answeredVia(session: string, id: string | number, count: number): Promise<unknown[]> {
+  async function answeredVia(session: string | undefined, id: string | number, count: number): Promise<unknown[]> {
     const mine = (e: Record<string, unknown>): boolean => e.msg === 'tools/call finished' && e.session === session && e.rpc_id === id;
     await d.waitForLog((e) => mine(e) && d.log().filter(mine).length >= count);
     return d
@@ -129,7 +136,7 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
     ];
 
   for (const c of calls) {
-    it(`answers ${c.title} with the same status, headers and frames`, async () => {
+    it(`answers ${c.title} on a 2025 session with the same status, headers and frames`, async () => {
       const params: Record<string, unknown> = { name: c.name };
       if (c.args !== undefined) params.arguments = c.args;
       if (c.meta !== undefined) params._meta = c.meta;
@@ -151,6 +158,127 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
       }
     });
   }
+
+  for (const c of calls) {
+    it(`answers ${c.title} in 2026-07-28 with the same status, headers and body`, async () => {
+      const id = typeof c.id === 'string' ? `modern-${c.id}` : c.id + 1000;
+      const params: Record<string, unknown> = { name: c.name };
+      if (c.args !== undefined) params.arguments = c.args;
+      const message = (meta: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { ...params, _meta: meta } });
+      // With and without asking for logs: an event the request asked for turns the answer into a stream.
+      for (const asked of [{}, { 'io.modelcontextprotocol/logLevel': 'info' }]) {
+        const meta = { ...c.meta, ...envelope(asked) };
+        const headers = modernHeaders('tools/call', c.name);
+        const fast = await post(d.url, headers, message(meta));
+        const sdk = await post(d.url, headers, message({ ...meta, 'example.com/unread': true }));
+        expect(fast.status).toBe(200);
+        expect(fast.headers).toEqual(sdk.headers);
+        expect(messages(fast)).toEqual(messages(sdk));
+      }
+      expect(await answeredVia(undefined, id, 4)).toEqual(['fast-path', 'transport', 'fast-path', 'transport']);
+      const [result] = messages(await post(d.url, modernHeaders('tools/call', c.name), message(envelope()))) as Array<
+        Record<string, unknown>
+      >;
+      expect(result).toMatchObject({ id, jsonrpc: '2.0' });
+      if ('result' in result!) {
+        expect(result.result).toMatchObject({ resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'bermd' } } });
+      }
+      if (c.name === 'relay.emit') {
+        const asked = await post(
+          d.url,
+          modernHeaders('tools/call', c.name),
+          message(envelope({ 'io.modelcontextprotocol/logLevel': 'notice' })),
+        );
+        expect(asked.headers['content-type']).toBe('text/event-stream');
+        const [event, answer] = messages(asked) as Array<Record<string, unknown>>;
+        expect(event).toMatchObject({ method: 'notifications/message', params: { level: 'notice', logger: 'relay' } });
+        expect(answer).toMatchObject({ id, result: { content: [{ type: 'text', text: '{"ok":null}' }] } });
+        // Above the event's level: one JSON body, no event.
+        const above = await post(
+          d.url,
+          modernHeaders('tools/call', c.name),
+          message(envelope({ 'io.modelcontextprotocol/logLevel': 'warning' })),
+        );
+        expect(above.headers['content-type']).toBe('application/json');
+      }
+    });
+  }
+
+  it("answers the v2 SDK client's 2026-07-28 calls on the fast path", async () => {
+    const client = new ModernClient({ name: 'wire', version: '0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url)));
+    try {
+      const before = d.log().filter((e) => e.msg === 'tools/call finished' && e.tool === 'basic.echo' && e.via === 'fast-path').length;
+      const result = await client.callTool({ name: 'basic.echo', arguments: { sdk: 2026 } });
+      expect(result.content).toEqual([{ type: 'text', text: '{"sdk":2026}' }]);
+      const line = await d.waitForLog(
+        (e) =>
+          e.msg === 'tools/call finished' &&
+          e.tool === 'basic.echo' &&
+          e.session === undefined &&
+          e.via === 'fast-path' &&
+          d.log().filter((x) => x.msg === 'tools/call finished' && x.tool === 'basic.echo' && x.via === 'fast-path').length > before,
+      );
+      expect(line).toMatchObject({ via: 'fast-path' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('stops a 2026-07-28 call whose client closes its connection', async () => {
+    await deploy(d.url, 'dropped', (await relayImage()).bytes);
+    const gone = new AbortController();
+    const answer = post(
+      d.url,
+      modernHeaders('tools/call', 'dropped.spin'),
+      { jsonrpc: '2.0', id: 'drop', method: 'tools/call', params: { name: 'dropped.spin', arguments: {}, _meta: envelope() } },
+      'POST',
+      gone.signal,
+    );
+    await d.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'dropped');
+    gone.abort();
+    await expect(answer).rejects.toThrow();
+    await d.waitForLog((e) => e.msg === 'call cancelled by its caller' && e.harness === 'dropped');
+  });
+
+  const refusedModern: Array<{ title: string; headers: Record<string, string>; status: number; code: number }> = [
+    { title: 'no MCP-Protocol-Version header', headers: { 'mcp-protocol-version': '' }, status: 400, code: -32020 },
+    { title: 'no Mcp-Name header', headers: { 'mcp-name': '' }, status: 400, code: -32020 },
+    { title: 'an Mcp-Name naming another tool', headers: { 'mcp-name': 'basic.fail' }, status: 400, code: -32020 },
+    { title: 'an Mcp-Method naming another method', headers: { 'mcp-method': 'tools/list' }, status: 400, code: -32020 },
+    { title: 'a protocol version bermd does not serve', headers: { 'mcp-protocol-version': '2099-01-01' }, status: 400, code: -32020 },
+  ];
+  for (const r of refusedModern) {
+    it(`leaves to the SDK a 2026-07-28 call with ${r.title}, which refuses it`, async () => {
+      const id = `refused-${r.title}`;
+      const headers = Object.fromEntries(
+        Object.entries({ ...modernHeaders('tools/call', 'basic.echo'), ...r.headers }).filter(([, v]) => v !== ''),
+      );
+      const res = await post(d.url, headers, {
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'basic.echo', arguments: {}, _meta: envelope() },
+      });
+      expect(res.status).toBe(r.status);
+      expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { code: r.code } });
+      expect(d.log().filter((e) => e.msg === 'tools/call finished' && e.rpc_id === id)).toEqual([]);
+    });
+  }
+
+  it('leaves to the SDK a 2026-07-28 call naming its tool in Base64, which answers it', async () => {
+    const name = 'basic.echo';
+    const headers = { ...modernHeaders('tools/call'), 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` };
+    const res = await post(d.url, headers, {
+      jsonrpc: '2.0',
+      id: 'b64',
+      method: 'tools/call',
+      params: { name, arguments: { b: 64 }, _meta: envelope() },
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ id: 'b64', result: { content: [{ type: 'text', text: '{"b":64}' }] } });
+    expect(await answeredVia(undefined, 'b64', 1)).toEqual(['transport']);
+  });
 
   it("answers the MCP SDK client's calls on the fast path", async () => {
     const c = await connect(d.url);
@@ -219,22 +347,28 @@ describe('/mcp tools/call on the wire: the fast path and the transport', () => {
 
   const malformed: Array<{ title: string; message: Record<string, unknown> }> = [
     { title: 'an id that is not an integer', message: { id: 1.5 } },
-    { title: 'a member JSON-RPC does not define', message: { id: 1, extra: true } },
-    { title: 'a _meta that is not an object', message: { id: 1, params: { name: 'basic.echo', _meta: 5 } } },
+    { title: 'a member JSON-RPC does not define', message: { id: 'extra', extra: true } },
+    { title: 'a _meta that is not an object', message: { id: 'meta', params: { name: 'basic.echo', _meta: 5 } } },
     {
       title: 'a progress token that is not a string or an integer',
-      message: { id: 1, params: { name: 'basic.echo', _meta: { progressToken: 0.5 } } },
+      message: { id: 'token', params: { name: 'basic.echo', _meta: { progressToken: 0.5 } } },
     },
   ];
   for (const m of malformed) {
-    it(`refuses what the transport refuses: ${m.title}`, async () => {
+    it(`refuses what the SDK refuses, alone or in a batch: ${m.title}`, async () => {
       const message = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'basic.echo', arguments: {} }, ...m.message };
-      const fast = await post(d.url, base(), message);
-      const transport = await post(d.url, base(), [message]);
-      expect(transport.status).toBe(400);
-      expect(fast.status).toBe(transport.status);
-      expect(fast.headers).toEqual(transport.headers);
-      expect(JSON.parse(fast.body)).toEqual(JSON.parse(transport.body));
+      // Alone, the session's transport refuses it (a parse error); in a batch, the SDK's classification
+      // (an invalid request). Either way it is a JSON-RPC error, and no call ran.
+      for (const [body, code] of [
+        [message, -32700],
+        [[message], -32600],
+      ] as const) {
+        const res = await post(d.url, base(), body);
+        expect(res.status).toBe(400);
+        expect(res.headers['content-type']).toBe('application/json');
+        expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { code } });
+      }
+      expect(d.log().filter((e) => e.msg === 'tools/call finished' && e.rpc_id === m.message.id)).toEqual([]);
     });
   }
 });

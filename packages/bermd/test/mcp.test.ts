@@ -1,14 +1,28 @@
-// /mcp end to end: a real bermd process, spoken to by the MCP SDK's client over Streamable HTTP.
-// Notifications are awaited through promises their handlers resolve; nothing here sleeps.
+// /mcp end to end: a real bermd process, spoken to over Streamable HTTP by the MCP SDK's clients of both
+// protocol generations: the 1.x client (2025-11-25, sessions) and the v2 client pinned to 2026-07-28
+// (stateless). Notifications are awaited through promises their handlers resolve; nothing here sleeps.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { LOG_LEVEL_META_KEY, ProtocolError } from '@modelcontextprotocol/client';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
 import { FAIL_MESSAGE, FORECAST_LOG, SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { connect, deploy, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
+import {
+  connect,
+  connectModern,
+  deploy,
+  envelope,
+  MODERN,
+  modernHeaders,
+  textOf,
+  undeploy,
+  valueOf,
+  type McpConnection,
+  type ModernConnection,
+} from './mcp-client.js';
 
 /** One harness per way a tool is listed: an object result (query), a deprecated one with a string result, one that breaks its own schema. */
 function sampleTools(): ManifestData {
@@ -83,7 +97,7 @@ describe('bermd /mcp', () => {
     expect(instructions.trim().split(/(?<=[.!?])\s+(?=[A-Z])/)).toHaveLength(1);
   });
 
-  it('lists every tool as {harness}.{tool} with its schemas, read-only hint, deprecation, and the harness and tool it stands for', async () => {
+  it('lists every tool as {harness}.{tool} with its schemas, hints, deprecation, and the harness and tool it stands for', async () => {
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
     expect(names).toEqual([...names].sort());
@@ -108,7 +122,7 @@ describe('bermd /mcp', () => {
       description: 'Returns its query.',
       inputSchema: manifest.tools[0]!.arguments,
       outputSchema: manifest.tools[0]!.returns,
-      annotations: { readOnlyHint: true },
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
       _meta: { 'berm/harness': 'sample', 'berm/tool': 'echo' },
     });
     // A string result is no output schema: MCP's outputSchema is an object schema.
@@ -116,12 +130,13 @@ describe('bermd /mcp', () => {
       name: 'sample.old',
       description: 'Deprecated. Answers a string.',
       inputSchema: { type: 'object' },
-      annotations: { readOnlyHint: false },
+      annotations: { readOnlyHint: false, openWorldHint: false },
       _meta: { 'berm/harness': 'sample', 'berm/tool': 'old' },
     });
+    // The manifest's uint32 is the range it means: no client knows the format.
     expect(byName.get('relay.forecast')!.inputSchema).toEqual({
       type: 'object',
-      properties: { days: { type: 'integer', format: 'uint32', minimum: 0 } },
+      properties: { days: { type: 'integer', minimum: 0, maximum: 4294967295 } },
       required: ['days'],
     });
     expect(byName.get('basic.echo')!.outputSchema).toBeUndefined();
@@ -197,10 +212,11 @@ describe('bermd /mcp', () => {
     ]);
     const read = await c.client.readResource({ uri: 'berm://sample/usage' });
     expect(read.contents).toEqual([{ uri: 'berm://sample/usage', mimeType: 'text/markdown', text: sampleTools().usage }]);
-    // basic has an empty usage: no resource.
+    // basic has an empty usage: no resource. MCP 2026-07-28's code for it, which the SDK sends to every generation.
     const missing = await c.client.readResource({ uri: 'berm://basic/usage' }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(McpError);
-    expect((missing as McpError).code).toBe(-32002);
+    expect((missing as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect((missing as McpError).data).toEqual({ uri: 'berm://basic/usage' });
   });
 
   it('tells connected sessions when a deploy or an undeploy changes the lists', async () => {
@@ -318,6 +334,37 @@ describe('bermd /mcp', () => {
       const before = counts();
       await syncStreams();
       expect(counts()).toEqual(before);
+    });
+
+    it("sends a 2026-07-28 caller's event with its call when the call asks, and to the 2025 sessions that asked", async () => {
+      const modern = await connectModern(d.url);
+      try {
+        const [w, p, s] = counts();
+        const arrived = watcher.messages.next();
+        const expected = { level: 'notice', logger: 'relay', data: { event: 'reading', fields: { celsius: 7 }, tool: 'emit' } };
+        const asked = await modern.client.callTool({
+          name: 'relay.emit',
+          arguments: { event: 'reading', fields: { celsius: 7 } },
+          _meta: { [LOG_LEVEL_META_KEY]: 'notice' },
+        });
+        expect(valueOf(asked)).toEqual({ ok: null });
+        // It travels on the call's own answer, ahead of the result.
+        expect(modern.messages.received).toEqual([expected]);
+        await arrived;
+        expect(watcher.messages.received.slice(w)).toEqual([expected]);
+        // A call that does not ask gets none (2026-07-28 sends logs only to a request that asks).
+        expect(
+          valueOf(await modern.client.callTool({ name: 'relay.emit', arguments: { event: 'reading', fields: { celsius: 8 } } })),
+        ).toEqual({
+          ok: null,
+        });
+        expect(modern.messages.received).toHaveLength(1);
+        await syncStreams();
+        expect(picky.messages.received.slice(p)).toEqual([]);
+        expect(silent.messages.received.slice(s)).toEqual([]);
+      } finally {
+        await modern.close();
+      }
     });
 
     it('writes berm.log lines to the daemon log, tagged with harness and tool', async () => {
@@ -438,6 +485,140 @@ describe('bermd /mcp', () => {
     expect(res.status).toBe(404);
     await ended.client.close();
   });
+
+  describe('a 2026-07-28 client', () => {
+    let m: ModernConnection;
+    beforeAll(async () => {
+      m = await connectModern(d.url);
+    });
+    afterAll(async () => {
+      await m?.close();
+    });
+
+    it('discovers bermd without a session: the version it serves, what it offers, the instructions', async () => {
+      expect(m.client.getProtocolEra()).toBe('modern');
+      const discovered = m.client.getDiscoverResult()!;
+      expect(discovered.supportedVersions).toEqual([MODERN]);
+      expect(discovered.capabilities).toMatchObject({ tools: { listChanged: true }, resources: { listChanged: true } });
+      expect(discovered.instructions).toContain('{harness}.{tool}');
+      // Asked raw: every list result says how long it may be kept, and by whom.
+      const res = await fetch(`${d.url}/mcp`, {
+        method: 'POST',
+        headers: modernHeaders('tools/list'),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope() } }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('mcp-session-id')).toBeNull();
+      const { result } = (await res.json()) as { result: Record<string, unknown> };
+      expect(result).toMatchObject({
+        resultType: 'complete',
+        ttlMs: 5000,
+        cacheScope: 'private',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'bermd' } },
+      });
+    });
+
+    it('lists the same tools, with every result schema as its output schema', async () => {
+      const { tools } = await m.client.listTools(undefined, { cacheMode: 'bypass' });
+      const legacy = (await c.client.listTools()).tools;
+      expect(tools.map((t) => t.name)).toEqual(legacy.map((t) => t.name));
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      expect(byName.get('sample.echo')).toEqual(legacy.find((t) => t.name === 'sample.echo'));
+      // A string result is an output schema too in this generation.
+      expect(byName.get('sample.old')).toMatchObject({
+        description: 'Deprecated. Answers a string.',
+        outputSchema: { type: 'string' },
+        annotations: { readOnlyHint: false, openWorldHint: false },
+        _meta: { 'berm/harness': 'sample', 'berm/tool': 'old' },
+      });
+    });
+
+    it('calls tools: typed results whatever their schema, failures and refusals as error results', async () => {
+      const echoed = await m.client.callTool({ name: 'sample.echo', arguments: { query: 'now' } });
+      expect(echoed.structuredContent).toEqual({ query: 'now' });
+      const old = await m.client.callTool({ name: 'sample.old', arguments: {} });
+      expect(old.structuredContent).toBe('then');
+      expect(valueOf(old)).toBe('then');
+
+      const failed = await m.client.callTool({ name: 'basic.fail', arguments: {} });
+      expect(failed.isError).toBe(true);
+      expect(textOf(failed)).toBe(FAIL_MESSAGE);
+      expect(failed._meta).toMatchObject({ 'berm/error': { code: 'guest-error' } });
+
+      const refused = await m.client.callTool({ name: 'relay.forecast', arguments: { days: 'soon' } });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toBe('relay.forecast: argument /days must be integer');
+      expect(refused._meta).toMatchObject({ 'berm/error': { code: 'invalid-arguments', path: '/days' } });
+
+      const liar = await m.client.callTool({ name: 'sample.liar', arguments: {} });
+      expect(liar.isError).toBe(true);
+      expect(liar.structuredContent).toBeUndefined();
+
+      const unknown = await m.client.callTool({ name: 'basic.nothing', arguments: {} }).catch((e: unknown) => e);
+      expect(unknown).toBeInstanceOf(ProtocolError);
+      expect((unknown as ProtocolError).code).toBe(ErrorCode.InvalidParams);
+      expect((unknown as ProtocolError).message).toContain('Unknown tool: basic.nothing');
+    });
+
+    it('reads the usage resources, and answers an unknown one with invalid params', async () => {
+      const { resources } = await m.client.listResources(undefined, { cacheMode: 'bypass' });
+      expect(resources.map((r) => r.uri)).toContain('berm://sample/usage');
+      const read = await m.client.readResource({ uri: 'berm://sample/usage' });
+      expect(read.contents).toEqual([{ uri: 'berm://sample/usage', mimeType: 'text/markdown', text: sampleTools().usage }]);
+      const missing = await m.client.readResource({ uri: 'berm://basic/usage' }).catch((e: unknown) => e);
+      expect(missing).toBeInstanceOf(ProtocolError);
+      expect((missing as ProtocolError).code).toBe(ErrorCode.InvalidParams);
+      expect((missing as ProtocolError).data).toEqual({ uri: 'berm://basic/usage' });
+    });
+
+    it('hears of deploys and undeploys on a listen stream, beside the 2025 sessions', async () => {
+      const subscription = await m.listen();
+      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true, resourcesListChanged: true });
+      const told = [m.toolsChanged.next(), m.resourcesChanged.next(), c.toolsChanged.next()];
+      await deploy(d.url, 'later', await harnessImage(sampleManifest({ usage: 'Later usage.' })));
+      await Promise.all(told);
+      // Told, the client dropped what it had kept: the next list is fresh.
+      expect((await m.client.listTools()).tools.map((t) => t.name)).toContain('later.echo');
+      expect((await m.client.listResources()).resources.map((r) => r.uri)).toContain('berm://later/usage');
+
+      const gone = [m.toolsChanged.next(), m.resourcesChanged.next()];
+      await undeploy(d.url, 'later');
+      await Promise.all(gone);
+      expect((await m.client.listTools()).tools.map((t) => t.name)).not.toContain('later.echo');
+      await subscription.close();
+      expect(await subscription.closed).toBe('local');
+    });
+
+    it('serves a request that carries a stale session id as the stateless request it is', async () => {
+      const res = await fetch(`${d.url}/mcp`, {
+        method: 'POST',
+        headers: { ...modernHeaders('tools/call', 'basic.echo'), 'mcp-session-id': 'no-such-session' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'basic.echo', arguments: { s: 1 }, _meta: envelope() },
+        }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: '{"s":1}' }] } });
+    });
+
+    it('refuses a version it does not serve, naming the one it does', async () => {
+      const res = await fetch(`${d.url}/mcp`, {
+        method: 'POST',
+        headers: { ...modernHeaders('tools/list'), 'mcp-protocol-version': '2099-01-01' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/list',
+          params: { _meta: envelope({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) },
+        }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: -32022, data: { supported: [MODERN], requested: '2099-01-01' } } });
+    });
+  });
 });
 
 describe('bermd /mcp usage records', () => {
@@ -450,11 +631,17 @@ describe('bermd /mcp usage records', () => {
       expect(valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'echo', args: {} }))).toEqual({ ok: {} });
       expect(valueOf(await call(c, 'relay.call', { program: 'inner', tool: 'fail', args: {} }))).toEqual({ failed: FAIL_MESSAGE });
       expect(valueOf(await call(c, 'relay.emit', { event: 'reading', fields: { celsius: 3 } }))).toEqual({ ok: null });
-      // A session with its stream open when bermd stops: one that has been told of a list change.
-      const told = c.toolsChanged.next();
+      // A session with its stream open when bermd stops (one that has been told of a list change), and
+      // a 2026-07-28 listen stream.
+      const m = await connectModern(d.url);
+      const listening = await m.listen();
+      const told = [c.toolsChanged.next(), m.toolsChanged.next()];
       await deploy(d.url, 'tick', await harnessImage(sampleManifest()));
-      await told;
+      await Promise.all(told);
       expect(await d.stop()).toBe(0);
+      // bermd ended the stream: the client saw it close from the other end.
+      expect(await listening.closed).not.toBe('local');
+      await m.close();
       expect(d.log().some((e) => e.msg === 'stopped')).toBe(true);
       await c.client.close().catch(() => {});
       const read = async (name: string) =>

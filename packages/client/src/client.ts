@@ -26,6 +26,20 @@ export interface BermClientOptions {
 type Method = 'GET' | 'PUT' | 'DELETE';
 
 /** A typed client for the bermd control API. */
+/** A daemon address as bermd's clients take it: an http or https URL. Throws `BermClientError` `bad-url`. */
+export function daemonUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new BermClientError('bad-url', `${JSON.stringify(url)} is not a URL (expected e.g. ${DEFAULT_URL})`, url);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new BermClientError('bad-url', `${url}: bermd speaks http or https`, url);
+  }
+  return parsed;
+}
+
 export class BermClient {
   readonly url: string;
   private readonly token?: string;
@@ -33,16 +47,7 @@ export class BermClient {
   private readonly ownsDispatcher: boolean;
 
   constructor(url: string = DEFAULT_URL, options: BermClientOptions = {}) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new BermClientError('bad-url', `${JSON.stringify(url)} is not a URL (expected e.g. ${DEFAULT_URL})`, url);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new BermClientError('bad-url', `${url}: bermd speaks http or https`, url);
-    }
-    this.url = parsed.href.replace(/\/+$/, '');
+    this.url = daemonUrl(url).href.replace(/\/+$/, '');
     this.token = options.token;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher = options.dispatcher ?? new Agent();

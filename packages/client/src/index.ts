@@ -1,4 +1,4 @@
-export { BermClient, DEFAULT_URL, type BermClientOptions, type DeployOptions } from './client.js';
+export { BermClient, DEFAULT_URL, daemonUrl, type BermClientOptions, type DeployOptions } from './client.js';
 export {
   BermClientError,
   DaemonUnreachableError,

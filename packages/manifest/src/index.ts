@@ -4,6 +4,7 @@ export { breaks, BREAK_CODES, isBreakCode, type Break, type BreakCode } from './
 export { writeManifestSection, manifestRecords, customSection, SECTION_NAME, type WriteOptions } from './writer.js';
 export { ABI_VERSION, type JsonSchema, type ToolSpec, type EventSpec, type Deps, type ManifestData } from './types.js';
 export { readManifestFile } from './file.js';
+export { standardSchema, STANDARD_FORMATS } from './standard-schema.js';
 export { manifestSchema } from './schema.js';
 export { readU32, readU64, encodeU32 } from './leb128.js';
 export { moduleSections, sectionFrame, customSectionName, MAX_SECTION_HEADER, type SectionFrame } from './wasm-sections.js';

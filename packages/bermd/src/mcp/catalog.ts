@@ -6,27 +6,55 @@
  * separator that may occur inside a harness name (`_`, `-`) stays unambiguous. What keeps the map a
  * function is refusing, at deploy, a harness one of whose names another harness already answers to.
  */
-import type { JsonSchema, ManifestData, ToolSpec } from '@berm/manifest';
-import type { Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type JsonSchema, type ManifestData, standardSchema, type ToolSpec } from '@berm/manifest';
+import type { Resource, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { BermdError } from '../errors.js';
 import { compileOutputCheck, type OutputCheck } from './output-check.js';
+
+/**
+ * The two generations of MCP bermd serves list a tool's result differently: 2025-11-25 (and older)
+ * allows only an object `outputSchema`, 2026-07-28 any JSON Schema.
+ */
+export type Generation = 'legacy' | 'modern';
 
 export interface CatalogTool {
   /** The name MCP clients call it by. */
   name: string;
   harness: string;
   tool: string;
-  /** As `tools/list` answers it. */
+  /** As `tools/list` answers it to a 2025-era client: an `outputSchema` only when `returns` is an object schema. */
   listed: Tool;
-  /** Present when the tool is listed with an `outputSchema`: ok values are checked before they go out as `structuredContent`. */
+  /** As `tools/list` answers it to a 2026-07-28 client: every schema `returns` is its `outputSchema`. */
+  listedModern: Tool;
+  /**
+   * Present when `returns` is a schema: an ok value is checked against the schema clients are given
+   * before it goes out as `structuredContent` (to every client when `structuredForLegacy`, else to
+   * 2026-07-28 clients only).
+   */
   checkOutput?: OutputCheck;
+  /** `returns` is an object schema, which a 2025-era client takes as `outputSchema`. */
+  structuredForLegacy: boolean;
 }
 
 /** One harness as the catalog holds it, built by `prepare` and installed by `set`. */
 export interface CatalogEntry {
   harness: string;
-  tools: CatalogTool[];
+  tools: PreparedTool[];
   usage: string;
+  /** The programs it may `berm.call` (its `deps.programs`). */
+  programs: readonly string[];
+  /** It is granted a syscall that leaves the machine (`berm.http.fetch`, `berm.http.proxy`). */
+  leavesMachine: boolean;
+}
+
+/** A tool as `prepare` builds it; its annotations depend on the rest of the deployed set, so `set` completes it. */
+export interface PreparedTool {
+  name: string;
+  tool: string;
+  spec: ToolSpec;
+  inputSchema: Tool['inputSchema'];
+  outputSchema?: { [keyword: string]: unknown };
+  checkOutput?: OutputCheck;
 }
 
 export const USAGE_MIME_TYPE = 'text/markdown';
@@ -41,9 +69,8 @@ export function harnessOfUsageUri(uri: string): string | undefined {
   return m?.[1];
 }
 
-/** `outputSchema` must be an object schema (MCP requires `type: "object"`); any other `returns` is not listed as one. */
-function isObjectSchema(schema: JsonSchema | undefined): schema is { [keyword: string]: unknown } {
-  return typeof schema === 'object' && schema !== null && !Array.isArray(schema) && schema.type === 'object';
+function isSchemaObject(schema: JsonSchema | undefined): schema is { [keyword: string]: unknown } {
+  return typeof schema === 'object' && schema !== null && !Array.isArray(schema);
 }
 
 /**
@@ -60,7 +87,7 @@ function withoutDialect(schema: { [keyword: string]: unknown }): { [keyword: str
 function inputSchemaOf(args: JsonSchema): Tool['inputSchema'] {
   if (args === true) return { type: 'object' };
   if (args === false) return { type: 'object', not: {} };
-  const schema = withoutDialect(args);
+  const schema = withoutDialect(standardSchema(args));
   if (schema.type === 'object') return schema as Tool['inputSchema'];
   if (schema.type === undefined) return { ...schema, type: 'object' };
   return { type: 'object', allOf: [schema] };
@@ -70,11 +97,23 @@ function describe(spec: ToolSpec): string {
   return spec.deprecated === true ? `Deprecated. ${spec.description}` : spec.description;
 }
 
+/**
+ * What the manifest and the operator's grants say about a tool, as MCP's hints: a query changes
+ * nothing (read-only, so calling it again changes nothing either); a tool whose harness can reach no
+ * syscall that leaves the machine, itself or through the programs it calls, works in a closed world.
+ */
+function annotationsOf(spec: ToolSpec, openWorld: boolean): ToolAnnotations {
+  const annotations: ToolAnnotations = spec.query === true ? { readOnlyHint: true, idempotentHint: true } : { readOnlyHint: false };
+  annotations.openWorldHint = openWorld;
+  return annotations;
+}
+
 export class ToolCatalog {
   readonly separator: string;
   private readonly entries = new Map<string, CatalogEntry>();
   private byName = new Map<string, CatalogTool>();
   private listedTools: Tool[] = [];
+  private listedModernTools: Tool[] = [];
   private listedResources: Resource[] = [];
 
   constructor(separator: string) {
@@ -88,10 +127,11 @@ export class ToolCatalog {
   /**
    * Everything about `harness` the catalog needs, built without changing the catalog. Throws
    * `BermdError` `tool-name-collision` when another deployed harness already answers to one of its
-   * names, and `bad-schema` when a `returns` listed as an output schema does not compile.
+   * names, and `bad-schema` when a `returns` does not compile. `leavesMachine`: the harness is granted
+   * a syscall that leaves the machine.
    */
-  prepare(harness: string, manifest: ManifestData): CatalogEntry {
-    const tools = manifest.tools.map((spec): CatalogTool => {
+  prepare(harness: string, manifest: ManifestData, leavesMachine = false): CatalogEntry {
+    const tools = manifest.tools.map((spec): PreparedTool => {
       const name = this.fullName(harness, spec.name);
       const holder = this.byName.get(name);
       if (holder !== undefined && holder.harness !== harness) {
@@ -101,23 +141,15 @@ export class ToolCatalog {
           { tool: spec.name, listed_as: name, holder: { harness: holder.harness, tool: holder.tool } },
         );
       }
-      const listed: Tool = {
-        name,
-        description: describe(spec),
-        inputSchema: inputSchemaOf(spec.arguments),
-        annotations: { readOnlyHint: spec.query === true },
-        // Which harness and tool the name stands for, so a client need not know the separator to find a tool.
-        _meta: { 'berm/harness': harness, 'berm/tool': spec.name },
-      };
-      let checkOutput: OutputCheck | undefined;
-      if (isObjectSchema(spec.returns)) {
-        const outputSchema = withoutDialect(spec.returns);
-        listed.outputSchema = outputSchema as Tool['outputSchema'];
-        checkOutput = compileOutputCheck(outputSchema, `the returns of tool "${spec.name}"`);
+      const prepared: PreparedTool = { name, tool: spec.name, spec, inputSchema: inputSchemaOf(spec.arguments) };
+      if (isSchemaObject(spec.returns)) {
+        // Checked against what clients are given, so that no value bermd sends is one a client refuses.
+        prepared.outputSchema = withoutDialect(standardSchema(spec.returns));
+        prepared.checkOutput = compileOutputCheck(prepared.outputSchema, `the returns of tool "${spec.name}"`);
       }
-      return { name, harness, tool: spec.name, listed, checkOutput };
+      return prepared;
     });
-    return { harness, tools, usage: manifest.usage };
+    return { harness, tools, usage: manifest.usage, programs: manifest.deps.programs, leavesMachine };
   }
 
   /** Installs (or replaces) a harness; answers the names left out because another harness holds them (see `rebuild`). */
@@ -136,8 +168,9 @@ export class ToolCatalog {
     return this.byName.get(name);
   }
 
-  tools(): Tool[] {
-    return this.listedTools;
+  /** The tools as `tools/list` answers them to a client of `generation`. */
+  tools(generation: Generation = 'legacy'): Tool[] {
+    return generation === 'modern' ? this.listedModernTools : this.listedTools;
   }
 
   resources(): Resource[] {
@@ -151,18 +184,39 @@ export class ToolCatalog {
   }
 
   /**
+   * The harnesses whose calls may leave the machine: granted such a syscall, or declaring a program
+   * (deployed now) that may. A deploy or an undeploy rebuilds the list, and clients are told it changed.
+   */
+  private openWorld(): Set<string> {
+    const open = new Set<string>();
+    const reaches = (harness: string, seen: Set<string>): boolean => {
+      if (open.has(harness)) return true;
+      const entry = this.entries.get(harness);
+      if (entry === undefined || seen.has(harness)) return false;
+      seen.add(harness);
+      return entry.leavesMachine || entry.programs.some((program) => reaches(program, seen));
+    };
+    for (const harness of this.entries.keys()) if (reaches(harness, new Set())) open.add(harness);
+    return open;
+  }
+
+  /**
    * `prepare` refuses a name another harness holds, but two deploys of different names run
    * concurrently, so both can pass it. Should that happen, the harness installed first keeps the
    * name and the other's tool is left out of the list (and reported to the caller to log).
    */
   private rebuild(): string[] {
+    const open = this.openWorld();
     const byName = new Map<string, CatalogTool>();
     const shadowed: string[] = [];
     const resources: Resource[] = [];
     for (const entry of this.entries.values()) {
-      for (const tool of entry.tools) {
-        if (byName.has(tool.name)) shadowed.push(`${tool.harness}/${tool.tool}`);
-        else byName.set(tool.name, tool);
+      for (const prepared of entry.tools) {
+        if (byName.has(prepared.name)) {
+          shadowed.push(`${entry.harness}/${prepared.tool}`);
+          continue;
+        }
+        byName.set(prepared.name, catalogTool(entry.harness, prepared, open.has(entry.harness)));
       }
       if (entry.usage !== '') {
         resources.push({
@@ -174,8 +228,25 @@ export class ToolCatalog {
       }
     }
     this.byName = byName;
-    this.listedTools = [...byName.values()].map((t) => t.listed).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const sorted = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.listedTools = sorted.map((t) => t.listed);
+    this.listedModernTools = sorted.map((t) => t.listedModern);
     this.listedResources = resources.sort((a, b) => (a.uri < b.uri ? -1 : 1));
     return shadowed;
   }
+}
+
+function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean): CatalogTool {
+  const { name, tool, spec, inputSchema, outputSchema, checkOutput } = prepared;
+  const listed: Tool = {
+    name,
+    description: describe(spec),
+    inputSchema,
+    annotations: annotationsOf(spec, openWorld),
+    // Which harness and tool the name stands for, so a client need not know the separator to find a tool.
+    _meta: { 'berm/harness': harness, 'berm/tool': tool },
+  };
+  const listedModern: Tool = outputSchema === undefined ? listed : { ...listed, outputSchema: outputSchema as Tool['outputSchema'] };
+  const structuredForLegacy = outputSchema?.type === 'object';
+  return { name, harness, tool, listed: structuredForLegacy ? listedModern : listed, listedModern, checkOutput, structuredForLegacy };
 }

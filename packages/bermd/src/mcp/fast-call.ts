@@ -1,31 +1,48 @@
 /**
- * The fast path of `/mcp`: a POST carrying one `tools/call` request on a live session is answered here,
- * on the raw response, rather than through the SDK's transport.
+ * The fast path of `/mcp`: a POST carrying one `tools/call` request is answered here, on the raw
+ * response, rather than through the SDK: on a live 2025-era session, or as a 2026-07-28 request.
  *
- * Why: measured with bench/mcp.js, the transport's Node adapter (Node request to a web `Request`, a
- * `ReadableStream` per answer, its headers flushed in their own write) and the zod parses of the
- * request and the result cost about 150 µs of the main thread per call, four times what a bare Node
- * server spends on the whole exchange; the call is the one request a client makes thousands of times.
+ * Why: measured with bench/mcp.js (8 calls in flight, against a bare Node server in the same run), the
+ * SDK's path spends about twice the main thread's time per call that this one does, in both generations
+ * (580 against 270 µs on a session, 850 against 360 µs in 2026-07-28, on a loaded 2-core machine), and
+ * its throughput is 0.16× (2025) and 0.08× (2026-07-28) the bare server's where this path's is 0.27× and
+ * 0.13×. Per request the SDK copies the Node request into a web `Request`, streams every answer through
+ * a `ReadableStream`, parses request and result with zod, and for 2026-07-28 builds a server, a
+ * transport and abort controllers; the call is the one request a client makes thousands of times.
  *
- * What it keeps: the same tool-call code as the session's server (`callTool`), the transport's checks
- * (session, Accept, Content-Type, protocol version: a request failing one takes the SDK's path and gets
- * its answer), the same answer on the wire (one SSE `message` event, preceded by the call's own
- * notifications), cancellation by `notifications/cancelled`, by the session ending and by the client
- * going away (a cancelled call's stream ends without a response, as MCP asks). Anything
- * else (initialize, lists, resources, batches, GET, DELETE) goes through the transport.
+ * What it keeps: the same tool-call code as the servers (`callTool`), the SDK's checks (a request
+ * failing one, or carrying anything the fast path does not know, takes the SDK's path and gets its
+ * answer), the same answer on the wire, and cancellation. For a 2025 session: one SSE `message` event
+ * preceded by the call's own notifications, with the transport's headers; cancellation by
+ * `notifications/cancelled`, by the session ending and by the client going away (a cancelled call's
+ * stream ends without a response, as MCP asks). For 2026-07-28: one JSON body with the result stamped
+ * `resultType` and `serverInfo`, turned into an SSE stream when an event the request asked for comes
+ * first (the SDK's `auto` response mode); cancellation by the client closing the connection.
+ * Anything else (initialize, lists, resources, discover, listen, batches, GET, DELETE) goes through the
+ * SDK. test/mcp-wire.test.ts compares the raw answers of both paths for each generation.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { DEFAULT_SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
 import {
-  ErrorCode,
-  McpError,
-  RELATED_TASK_META_KEY,
-  SUPPORTED_PROTOCOL_VERSIONS,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  type CallToolResult,
+  type InboundClassificationOutcome,
   type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
-import { callTool, type McpCore, type SessionState } from './server.js';
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  RELATED_TASK_META_KEY,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/server';
+import type { Generation } from './catalog.js';
+import { callTool, type EventMessage, isLoggingLevel, type McpCore, type SessionState, serverInfo } from './server.js';
 
 export type RequestId = string | number;
+
+/** The 2026-07-28 revision, the one modern revision the fast path knows the SDK's answers for. */
+export const MODERN_REVISION = '2026-07-28';
 
 /** What the fast path needs of a session. */
 export interface FastCallSession {
@@ -41,6 +58,11 @@ export interface FastCallRequest {
   args: Record<string, unknown> | undefined;
 }
 
+/** A 2026-07-28 call, with the log level its `_meta` asks for. */
+export interface ModernFastCallRequest extends FastCallRequest {
+  state: SessionState;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -54,31 +76,71 @@ function isIdLike(value: unknown): value is RequestId {
   return typeof value === 'string' || Number.isInteger(value);
 }
 
-/** The members the transport's schema of a request allows (it is strict): anything more is its to refuse. */
+/** The members the SDK's schema of a request allows (it is strict): anything more is its to refuse. */
 const REQUEST_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
 
-/** A `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's are the SDK's). */
+/** The one `tools/call` in `body`, when it is well formed enough for the fast path to read. */
+function callOf(body: unknown): (FastCallRequest & { params: Record<string, unknown> }) | undefined {
+  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
+  const { id, params } = body;
+  if (!isIdLike(id) || !isObject(params) || typeof params.name !== 'string') return undefined;
+  for (const key in body) if (!REQUEST_MEMBERS.has(key)) return undefined;
+  if (params.arguments !== undefined && !isObject(params.arguments)) return undefined;
+  return { id, name: params.name, args: params.arguments as Record<string, unknown> | undefined, params };
+}
+
+/** A 2025-era `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's are the SDK's). */
 function isPlainMeta(meta: unknown): boolean {
   if (meta === undefined) return true;
   if (!isObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return false;
   return meta.progressToken === undefined || isIdLike(meta.progressToken);
 }
 
-/** The call in `body` when the fast path may answer it: one well-formed `tools/call` the transport would accept. */
+/** The call in `body` when the fast path may answer it on a 2025 session: one well-formed `tools/call` the transport would accept. */
 export function fastCallOf(body: unknown, headers: IncomingHttpHeaders): FastCallRequest | undefined {
-  if (!isObject(body) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
-  const { id, params } = body;
-  if (!isIdLike(id) || !isObject(params) || typeof params.name !== 'string') return undefined;
-  for (const key in body) if (!REQUEST_MEMBERS.has(key)) return undefined;
+  const call = callOf(body);
   // Task-augmented calls and unusual shapes are the SDK's to answer (or refuse).
-  if (params.task !== undefined || (params.arguments !== undefined && !isObject(params.arguments)) || !isPlainMeta(params._meta))
-    return undefined;
+  if (call === undefined || call.params.task !== undefined || !isPlainMeta(call.params._meta)) return undefined;
   const accept = headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (!isJsonContentType(headers['content-type'])) return undefined;
   const version = headers['mcp-protocol-version'];
   if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return undefined;
-  return { id, name: params.name, args: params.arguments as Record<string, unknown> | undefined };
+  return { id: call.id, name: call.name, args: call.args };
+}
+
+/** The params of a 2026-07-28 `tools/call` the fast path reads; a retry's `inputResponses` or `requestState` are the SDK's. */
+const MODERN_PARAMS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
+/** The `_meta` keys of a 2026-07-28 call the fast path knows to mean nothing more to the SDK than to it. */
+const MODERN_META: ReadonlySet<string> = new Set([
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  'progressToken',
+]);
+
+/**
+ * The call of a request the SDK classified as 2026-07-28 (`route`), when the fast path may answer it:
+ * one well-formed `tools/call` whose standard headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`)
+ * are there and agree with the body, as the SDK's handler requires. A Base64-encoded `Mcp-Name`, or
+ * anything else the fast path does not read, is the SDK's to answer.
+ */
+export function modernFastCallOf(route: InboundClassificationOutcome, headers: IncomingHttpHeaders): ModernFastCallRequest | undefined {
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== MODERN_REVISION) return undefined;
+  const call = callOf(route.message);
+  if (call === undefined) return undefined;
+  for (const key in call.params) if (!MODERN_PARAMS.has(key)) return undefined;
+  const meta = call.params._meta;
+  if (!isObject(meta) || !isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  for (const key in meta) if (!MODERN_META.has(key)) return undefined;
+  if (meta.progressToken !== undefined && !isIdLike(meta.progressToken)) return undefined;
+  const level = meta[LOG_LEVEL_META_KEY];
+  if (level !== undefined && !isLoggingLevel(level)) return undefined;
+  if (!isJsonContentType(headers['content-type'])) return undefined;
+  if (headers['mcp-protocol-version'] !== MODERN_REVISION || headers['mcp-method'] !== 'tools/call') return undefined;
+  if (headers['mcp-name'] !== call.name) return undefined;
+  return { id: call.id, name: call.name, args: call.args, state: { level } };
 }
 
 /** The ids a `notifications/cancelled` (alone or in a batch) names. */
@@ -94,33 +156,71 @@ export function cancelledIds(body: unknown): RequestId[] {
   return ids;
 }
 
+/** The SDK's interval between SSE keep-alive comments (its `DEFAULT_SSE_KEEP_ALIVE_MS`, which it does not export). */
+export const SSE_KEEP_ALIVE_MS = 15_000;
+
 /**
- * A call still running after this long sends its headers. The transport sends them at once; the fast
- * path holds them so that a quick call is one write, and a client or proxy waiting on headers (or
- * closing idle connections) sees them well before any timeout it may have. From then on, as the
- * transport does, an SSE comment goes out every DEFAULT_SSE_KEEP_ALIVE_MS until the answer.
+ * A call on a 2025 session still running after this long sends its headers. The transport sends them
+ * at once; the fast path holds them so that a quick call is one write, and a client or proxy waiting on
+ * headers (or closing idle connections) sees them well before any timeout it may have. From then on,
+ * as the transport does, an SSE comment goes out every SSE_KEEP_ALIVE_MS until the answer.
  */
 export const FAST_HEADERS_AFTER_MS = 1000;
+
+/** The headers of the SDK's SSE answers. */
+const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  // The SDK's own: proxies that buffer (nginx) would otherwise hold the call's notifications.
+  'x-accel-buffering': 'no',
+};
 
 function frame(message: JSONRPCMessage): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
 
-/** Answers `call` on `res`. Never rejects: a failure becomes a JSON-RPC error on the wire. */
-export async function answerFastCall(core: McpCore, session: FastCallSession, call: FastCallRequest, res: ServerResponse): Promise<void> {
-  const headers: Record<string, string> = {
-    'content-type': 'text/event-stream',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    // The transport's own: proxies that buffer (nginx) would otherwise hold the call's notifications.
-    'x-accel-buffering': 'no',
-  };
-  if (session.id !== undefined) headers['mcp-session-id'] = session.id;
+/** The call's outcome as a JSON-RPC response: its result (as `stamp` makes it), or a protocol error. */
+async function respond(
+  core: McpCore,
+  call: FastCallRequest,
+  run: () => Promise<CallToolResult>,
+  stamp: (result: CallToolResult) => unknown,
+): Promise<JSONRPCMessage> {
+  try {
+    return { result: stamp(await run()), jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
+  } catch (e) {
+    const error =
+      e instanceof ProtocolError ? e : new ProtocolError(ProtocolErrorCode.InternalError, e instanceof Error ? e.message : String(e));
+    if (!(e instanceof ProtocolError)) core.logger.error({ err: e, tool: call.name }, 'tools/call failed');
+    return {
+      jsonrpc: '2.0',
+      id: call.id,
+      error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+    };
+  }
+}
+
+/** Which path answered is for the operator at debug, and for the tests that compare the two paths' bytes: a log line changes nothing on the wire. */
+function logFinished(core: McpCore, session: string | undefined, call: FastCallRequest): void {
+  core.logger.debug({ session, rpc_id: call.id, tool: call.name, via: 'fast-path' }, 'tools/call finished');
+}
+
+/** An abort controller that fires when `res` closes before its answer is written: the client went away. */
+function abortOnClose(res: ServerResponse): { controller: AbortController; release(): void } {
   const controller = new AbortController();
   const onClose = (): void => {
     if (!res.writableFinished) controller.abort();
   };
   res.once('close', onClose);
+  return { controller, release: () => res.off('close', onClose) };
+}
+
+/** Answers `call` on a 2025 session on `res`. Never rejects: a failure becomes a JSON-RPC error on the wire. */
+export async function answerFastCall(core: McpCore, session: FastCallSession, call: FastCallRequest, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = { ...SSE_HEADERS };
+  if (session.id !== undefined) headers['mcp-session-id'] = session.id;
+  const { controller, release } = abortOnClose(res);
   session.calls.set(call.id, controller);
   // Headers go out with the first frame, so a call with no notifications is one write.
   const write = (text: string, last: boolean): void => {
@@ -133,34 +233,71 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     if (res.destroyed) return;
     if (res.headersSent) res.write(': keepalive\n\n');
     else res.writeHead(200, headers).flushHeaders();
-    waiting = setTimeout(tick, DEFAULT_SSE_KEEP_ALIVE_MS).unref();
+    waiting = setTimeout(tick, SSE_KEEP_ALIVE_MS).unref();
   };
   let waiting = setTimeout(tick, FAST_HEADERS_AFTER_MS).unref();
+  const notify = async (params: EventMessage): Promise<void> =>
+    write(frame({ jsonrpc: '2.0', method: 'notifications/message', params }), false);
   let message: JSONRPCMessage;
   try {
-    const result = await callTool(core, session.state, call.name, call.args, {
-      signal: controller.signal,
-      notify: async (params) => write(frame({ jsonrpc: '2.0', method: 'notifications/message', params }), false),
-    });
-    message = { jsonrpc: '2.0', id: call.id, result };
-  } catch (e) {
-    const error = e instanceof McpError ? e : new McpError(ErrorCode.InternalError, e instanceof Error ? e.message : String(e));
-    if (!(e instanceof McpError)) core.logger.error({ err: e, tool: call.name }, 'tools/call failed');
-    message = {
-      jsonrpc: '2.0',
-      id: call.id,
-      error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
-    };
+    message = await respond(
+      core,
+      call,
+      () => callTool(core, session.state, 'legacy', call.name, call.args, { signal: controller.signal, notify }),
+      (result) => result,
+    );
   } finally {
     clearTimeout(waiting);
     session.calls.delete(call.id);
-    res.off('close', onClose);
+    release();
   }
-  // Which path answered is for the operator at debug, and for the tests that compare the two paths'
-  // bytes: a log line changes nothing on the wire.
-  core.logger.debug({ session: session.id, rpc_id: call.id, tool: call.name, via: 'fast-path' }, 'tools/call finished');
+  logFinished(core, session.id, call);
   // A call its client cancelled, or whose session ended, gets no response (MCP's cancellation: the SDK's
   // server sends none either); its stream just ends.
   if (controller.signal.aborted) write('', true);
   else write(frame(message), true);
+}
+
+/**
+ * Answers a 2026-07-28 `call` on `res`, as the SDK's handler does in its `auto` response mode: one
+ * JSON body, unless an event the request asked for comes before the result, which turns the answer
+ * into an SSE stream (with the SDK's keep-alive comments from then on). Never rejects.
+ */
+export async function answerModernFastCall(core: McpCore, call: ModernFastCallRequest, res: ServerResponse): Promise<void> {
+  const { controller, release } = abortOnClose(res);
+  let keepAlive: NodeJS.Timeout | undefined;
+  const stream = (text: string): void => {
+    if (res.destroyed) return;
+    if (!res.headersSent) {
+      res.writeHead(200, SSE_HEADERS);
+      keepAlive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEP_ALIVE_MS).unref();
+    }
+    res.write(text);
+  };
+  const notify = async (params: EventMessage): Promise<void> => stream(frame({ jsonrpc: '2.0', method: 'notifications/message', params }));
+  const generation: Generation = 'modern';
+  const info = serverInfo(core);
+  let message: JSONRPCMessage;
+  try {
+    message = await respond(
+      core,
+      call,
+      () => callTool(core, call.state, generation, call.name, call.args, { signal: controller.signal, notify }),
+      (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
+    );
+  } finally {
+    clearInterval(keepAlive);
+    release();
+  }
+  logFinished(core, undefined, call);
+  // The client closed the connection: nobody is there to answer.
+  if (controller.signal.aborted || res.destroyed) {
+    res.end();
+    return;
+  }
+  if (res.headersSent) {
+    res.end(frame(message));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(message));
 }

@@ -1,17 +1,27 @@
-export { ToolCatalog, usageUri, harnessOfUsageUri, USAGE_MIME_TYPE, type CatalogTool, type CatalogEntry } from './catalog.js';
+export {
+  ToolCatalog,
+  usageUri,
+  harnessOfUsageUri,
+  USAGE_MIME_TYPE,
+  type CatalogTool,
+  type CatalogEntry,
+  type Generation,
+} from './catalog.js';
 export { compileOutputCheck, type OutputCheck } from './output-check.js';
 export {
   buildMcpServer,
+  buildStatelessMcpServer,
   callTool,
   toolResult,
   instructionsFor,
   wantsLog,
+  CACHE_HINTS,
   EVENT_LOG_LEVEL,
-  RESOURCE_NOT_FOUND,
   type McpCore,
   type SessionState,
   type EventMessage,
 } from './server.js';
 export { McpSessions, Session, SESSION_IDLE_MS } from './sessions.js';
+export { MAX_LISTENS, StatelessMcp, type StatelessOptions } from './stateless.js';
 export { createMcpEndpoint, MCP_PATH, MAX_MCP_BODY, type McpEndpoint, type McpEndpointOptions } from './plugin.js';
 export { ANSWERERS, fastCall, sdkTransport, type McpAnswerer, type McpExchange } from './transport.js';

@@ -1,38 +1,60 @@
 /**
- * The MCP server of one session, over the deployed set: built without a transport, so it runs as well
- * over the SDK's in-memory pair as over Streamable HTTP (`http.ts`). The low-level `Server` is used
- * because the tool set changes under it and its schemas are JSON Schema from images, not zod.
+ * The MCP server over the deployed set, built without a transport, so it runs as well over the SDK's
+ * in-memory pair as over Streamable HTTP. One builder per protocol generation, over the same handlers:
+ *
+ * - `buildMcpServer(core, session)`: one 2025-era session (2025-11-25 and older), which keeps what its
+ *   client set with `logging/setLevel` and hears of events from other sessions;
+ * - `buildStatelessMcpServer(core)`: one 2026-07-28 request. It keeps nothing: everything it needs
+ *   travels in the request (the client's log level in `_meta`), so any bermd process sharing the
+ *   deployed set answers it the same.
+ *
+ * The low-level `Server` is used because the tool set changes under it and its schemas are JSON Schema
+ * from images, not zod (the SDK marks it for "advanced use cases", which this is).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  LoggingLevelSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
   type CallToolResult,
+  LOG_LEVEL_META_KEY,
   type LoggingLevel,
   type LoggingMessageNotification,
-} from '@modelcontextprotocol/sdk/types.js';
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  type ServerContext,
+  type ServerOptions,
+} from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
 import type { CallOptions, CallOutcome } from '../runtime/index.js';
-import { harnessOfUsageUri, USAGE_MIME_TYPE, usageUri, type CatalogTool, type ToolCatalog } from './catalog.js';
+import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
 export const EVENT_LOG_LEVEL: LoggingLevel = 'notice';
 
-/** MCP's "resource not found" (the specification's own code; the SDK names none). */
-export const RESOURCE_NOT_FOUND = -32002;
+/** MCP's log levels, least severe first (RFC 5424's, as the specification orders them). */
+const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+const SEVERITY = new Map(LEVELS.map((level, index) => [level, index]));
 
-const SEVERITY = new Map(LoggingLevelSchema.options.map((level, index) => [level, index]));
+export function isLoggingLevel(value: unknown): value is LoggingLevel {
+  return typeof value === 'string' && SEVERITY.has(value as LoggingLevel);
+}
+
+/**
+ * How long a 2026-07-28 client may reuse what it was answered (MCP's caching hints, which that
+ * generation requires on these results). A client that listens for list changes drops its copy when
+ * told; one that does not sees a deploy within the lists' few seconds. `private`: the answers sit
+ * behind bermd's token, so no cache shared between callers may keep them.
+ */
+export const CACHE_HINTS: NonNullable<ServerOptions['cacheHints']> = {
+  'tools/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/list': { ttlMs: 5_000, cacheScope: 'private' },
+  'resources/read': { ttlMs: 5_000, cacheScope: 'private' },
+  'server/discover': { ttlMs: 60_000, cacheScope: 'private' },
+};
 
 export type EventMessage = LoggingMessageNotification['params'];
 
-/** What every session's server shares: the deployed set, how to run a tool, and where usage and events go. */
+/** What every server shares: the deployed set, how to run a tool, and where usage and events go. */
 export interface McpCore {
   catalog: ToolCatalog;
   call(harness: string, tool: string, args: unknown, options: CallOptions): Promise<CallOutcome>;
@@ -40,23 +62,33 @@ export interface McpCore {
   logger: Logger;
   /** bermd's version, for `serverInfo`. */
   version: string;
-  /** Sends an accepted event to every other session that asked for logs; `from` receives it with the result of its call. */
+  /** Sends an accepted event to every 2025-era session that asked for logs, but `from`, which receives it with the result of its call. */
   broadcastEvent(message: EventMessage, from: SessionState): void;
 }
 
-/** What a session's server keeps about its client. */
+/** What a server keeps about its client: for a session, what `logging/setLevel` set; for one 2026 request, what its `_meta` asked. */
 export interface SessionState {
-  /** Set by `logging/setLevel`; until then the session receives no log messages. */
+  /** Until set, the client receives no log messages. */
   level?: LoggingLevel;
 }
 
-/** Whether a session at `state.level` receives a message at `level`. */
+/** Whether a client at `state.level` receives a message at `level`. */
 export function wantsLog(state: SessionState, level: LoggingLevel): boolean {
   return state.level !== undefined && SEVERITY.get(level)! >= SEVERITY.get(state.level)!;
 }
 
+/** The log level a 2026-07-28 request's `_meta` asks for, when it is one. */
+export function requestedLevel(meta: unknown): LoggingLevel | undefined {
+  const level = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[LOG_LEVEL_META_KEY] : undefined;
+  return isLoggingLevel(level) ? level : undefined;
+}
+
 export function instructionsFor(separator: string): string {
   return `Each tool is named {harness}${separator}{tool}; before choosing among one harness's tools, read its usage at berm://{harness}/usage when it is listed.`;
+}
+
+export function serverInfo(core: McpCore): { name: string; version: string } {
+  return { name: 'bermd', version: core.version };
 }
 
 function failure(message: string, code: string, path?: string): CallToolResult {
@@ -65,11 +97,16 @@ function failure(message: string, code: string, path?: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true, _meta: { 'berm/error': error } };
 }
 
-/** A call's outcome as MCP answers it: the JSON as text, plus `structuredContent` when the tool declares an output schema. */
-export function toolResult(tool: CatalogTool, outcome: CallOutcome): CallToolResult {
+/**
+ * A call's outcome as MCP answers it: the JSON as text, plus `structuredContent` when the tool lists
+ * an output schema to a client of `generation` (an object `returns` for every client, any `returns`
+ * for 2026-07-28 ones), checked against that schema first.
+ */
+export function toolResult(tool: CatalogTool, outcome: CallOutcome, generation: Generation): CallToolResult {
   if (!('ok' in outcome)) return failure(outcome.error.message, outcome.error.code, outcome.error.path);
   const text = JSON.stringify(outcome.ok);
-  if (tool.checkOutput === undefined) return { content: [{ type: 'text', text }] };
+  const structured = generation === 'modern' || tool.structuredForLegacy;
+  if (tool.checkOutput === undefined || !structured) return { content: [{ type: 'text', text }] };
   const problem = tool.checkOutput(outcome.ok);
   if (problem !== undefined) {
     return failure(`${tool.name} answered a value its declared returns schema does not allow: ${problem}`, 'bad-result');
@@ -84,19 +121,20 @@ export interface CallChannel {
 }
 
 /**
- * `tools/call`, shared by the session's server and the HTTP fast path (`fast-call.ts`): looks the whole
- * name up, runs the tool, records what it reached, and answers the tool result. An unknown name is a
- * protocol error (`McpError`, invalid params).
+ * `tools/call`, shared by both generations' servers and the HTTP fast path (`fast-call.ts`): looks the
+ * whole name up, runs the tool, records what it reached, and answers the tool result. An unknown name
+ * is a protocol error (invalid params).
  */
 export async function callTool(
   core: McpCore,
   state: SessionState,
+  generation: Generation,
   name: string,
   args: unknown,
   channel: CallChannel,
 ): Promise<CallToolResult> {
   const tool = core.catalog.lookup(name);
-  if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
     signal: channel.signal,
     onEmit: ({ harness, tool: emitter, event, fields }) => {
@@ -114,54 +152,72 @@ export async function callTool(
     core.logger.info({ harness: tool.harness, tool: tool.tool }, 'call cancelled by its caller');
   for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
   for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
-  return toolResult(tool, outcome);
+  return toolResult(tool, outcome, generation);
 }
 
-/** The MCP server of one session. */
-export function buildMcpServer(core: McpCore, state: SessionState = {}): Server {
-  const server = new Server(
-    { name: 'bermd', version: core.version },
-    {
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, logging: {} },
-      instructions: instructionsFor(core.catalog.separator),
-    },
-  );
+/** Where a server's client keeps its log level: a session's state, or each 2026 request's `_meta`. */
+type LevelSource = { generation: 'legacy'; session: SessionState } | { generation: 'modern' };
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: core.catalog.tools() }));
+function stateOf(source: LevelSource, ctx: ServerContext): SessionState {
+  return source.generation === 'legacy' ? source.session : { level: requestedLevel(ctx.mcpReq.envelope) };
+}
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+function build(core: McpCore, source: LevelSource): Server {
+  const { generation } = source;
+  const server = new Server(serverInfo(core), {
+    capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, logging: {} },
+    instructions: instructionsFor(core.catalog.separator),
+    // Stamped on 2026-07-28 results only.
+    cacheHints: CACHE_HINTS,
+  });
+
+  server.setRequestHandler('tools/list', () => ({ tools: core.catalog.tools(generation) }));
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     try {
-      return await callTool(core, state, request.params.name, request.params.arguments, {
-        signal: extra.signal,
+      return await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
+        signal: ctx.mcpReq.signal,
         // Sent with the call, on its response stream, so the caller sees it before the result.
-        notify: (message) => extra.sendNotification({ method: 'notifications/message', params: message }),
+        notify: (message) => ctx.mcpReq.notify({ method: 'notifications/message', params: message }),
       });
     } finally {
       // The fast path (fast-call.ts) logs the same line with its own `via`.
       core.logger.debug(
-        { session: extra.sessionId, rpc_id: extra.requestId, tool: request.params.name, via: 'transport' },
+        { session: ctx.sessionId, rpc_id: ctx.mcpReq.id, tool: request.params.name, via: 'transport' },
         'tools/call finished',
       );
     }
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: core.catalog.resources() }));
+  server.setRequestHandler('resources/list', () => ({ resources: core.catalog.resources() }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+  server.setRequestHandler('resources/read', (request) => {
     const { uri } = request.params;
     const harness = harnessOfUsageUri(uri);
     const usage = harness === undefined ? undefined : core.catalog.usage(harness);
-    if (harness === undefined || usage === undefined) {
-      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
-    }
+    // MCP 2026-07-28 answers an unknown resource with -32602 and the URI as data; the SDK sends that
+    // code to every generation.
+    if (harness === undefined || usage === undefined) throw new ResourceNotFoundError(uri);
     return { contents: [{ uri: usageUri(harness), mimeType: USAGE_MIME_TYPE, text: usage }] };
   });
 
-  // Replaces the SDK's own handler, which sends log messages to sessions that never asked for them.
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
-    state.level = request.params.level;
-    return {};
-  });
-
+  if (source.generation === 'legacy') {
+    const { session } = source;
+    // Replaces the SDK's own handler, which sends log messages to sessions that never asked for them.
+    server.setRequestHandler('logging/setLevel', (request) => {
+      session.level = request.params.level;
+      return {};
+    });
+  }
   return server;
+}
+
+/** The MCP server of one 2025-era session. */
+export function buildMcpServer(core: McpCore, session: SessionState = {}): Server {
+  return build(core, { generation: 'legacy', session });
+}
+
+/** The MCP server of one 2026-07-28 request (built per request by the stateless handler). */
+export function buildStatelessMcpServer(core: McpCore): Server {
+  return build(core, { generation: 'modern' });
 }

@@ -1,6 +1,8 @@
 /**
- * The MCP sessions of one bermd: one Streamable HTTP transport and one server per session, keyed by
- * `mcp-session-id`, and what reaches every session at once (list changes, events).
+ * The 2025-era MCP sessions of one bermd (2025-11-25 and older: `initialize`, then `mcp-session-id` on
+ * every request): one Streamable HTTP transport and one server per session, keyed by session id, and
+ * what reaches every session at once (list changes, events). 2026-07-28 clients have no session
+ * (stateless.ts).
  *
  * Server-initiated messages travel on a session's GET stream, which the client opens after
  * initializing and may drop and reopen. A list change that finds no stream open is remembered (as a
@@ -8,8 +10,8 @@
  * its stream was reconnecting when a harness was deployed. Log messages are not kept: they are news.
  */
 import { randomUUID } from 'node:crypto';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import type { Server } from '@modelcontextprotocol/server';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
 
@@ -24,7 +26,7 @@ const SWEEP_MS = 60 * 1000;
 export class Session implements SessionState, FastCallSession {
   level?: SessionState['level'];
   readonly calls = new Map<RequestId, AbortController>();
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: NodeStreamableHTTPServerTransport;
   readonly server: Server;
   /** The GET stream is open: server-initiated messages can be sent now. */
   streamOpen = false;
@@ -35,7 +37,7 @@ export class Session implements SessionState, FastCallSession {
   lastSeen = Date.now();
 
   constructor(core: McpCore, onInitialized: (session: Session) => void, onClosed: (session: Session) => void) {
-    this.transport = new StreamableHTTPServerTransport({
+    this.transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: () => onInitialized(this),
     });

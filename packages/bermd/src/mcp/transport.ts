@@ -1,31 +1,49 @@
 /**
- * The seam between `/mcp` and what answers it. Once the plugin knows a request's session, it hands the
- * exchange to the answerers in order, and the first that takes it answers on the raw response:
+ * The seam between `/mcp` and what answers it. Once the plugin knows a request's generation (and, for
+ * a 2025-era one, its session), it hands the exchange to the answerers in order, and the first that
+ * takes it answers on the raw response:
  *
- * - `fastCall`: one `tools/call` on a live session that the SDK's transport would accept, answered by
- *   fast-call.ts with the same tool-call code as the session's server. It is a measured departure from
- *   the SDK (see fast-call.ts for the figures), so it takes nothing it is not sure of;
- * - `sdkTransport`: everything else, through the session's `StreamableHTTPServerTransport`.
+ * - `fastCall`: one `tools/call` that the SDK would accept, on a live 2025 session or as a 2026-07-28
+ *   request, answered by fast-call.ts with the same tool-call code as the servers. It is a measured
+ *   departure from the SDK (see fast-call.ts for the figures), so it takes nothing it is not sure of;
+ * - `sdk`: everything else, through the session's `NodeStreamableHTTPServerTransport` (2025) or the
+ *   SDK's stateless handler (2026-07-28, stateless.ts).
  *
- * A test compares the two on the wire for the requests the fast path takes (test/mcp-wire.test.ts), so a
- * change of the SDK that the fast path does not follow fails there rather than in a client.
+ * A test compares the two on the wire for the requests the fast path takes, in both generations
+ * (test/mcp-wire.test.ts), so a change of the SDK that the fast path does not follow fails there
+ * rather than in a client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerFastCall, fastCallOf } from './fast-call.js';
+import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
+import { answerFastCall, answerModernFastCall, fastCallOf, modernFastCallOf } from './fast-call.js';
 import type { McpCore } from './server.js';
 import type { Session } from './sessions.js';
+import type { StatelessMcp } from './stateless.js';
 
-/** One `/mcp` request whose session is known. */
-export interface McpExchange {
+interface Exchange {
   core: McpCore;
-  session: Session;
-  /** The session is being opened by this request (an `initialize`). */
-  fresh: boolean;
   request: IncomingMessage;
   /** The parsed JSON-RPC body of a POST; undefined for GET and DELETE. */
   body: unknown;
   res: ServerResponse;
 }
+
+/** A 2025-era request, whose session is known. */
+export interface SessionExchange extends Exchange {
+  generation: 'legacy';
+  session: Session;
+  /** The session is being opened by this request (an `initialize`). */
+  fresh: boolean;
+}
+
+/** A request the SDK classified as 2026-07-28 (or refuses as a malformed one). */
+export interface StatelessExchange extends Exchange {
+  generation: 'modern';
+  stateless: StatelessMcp;
+  route: InboundClassificationOutcome;
+}
+
+export type McpExchange = SessionExchange | StatelessExchange;
 
 export interface McpAnswerer {
   readonly name: string;
@@ -35,16 +53,24 @@ export interface McpAnswerer {
 
 export const fastCall: McpAnswerer = {
   name: 'fast-call',
-  answer({ core, session, fresh, request, body, res }) {
-    if (request.method !== 'POST' || fresh) return undefined;
+  answer(exchange) {
+    const { core, request, body, res } = exchange;
+    if (exchange.generation === 'modern') {
+      const call = modernFastCallOf(exchange.route, request.headers);
+      return call === undefined ? undefined : answerModernFastCall(core, call, res);
+    }
+    if (request.method !== 'POST' || exchange.fresh) return undefined;
     const call = fastCallOf(body, request.headers);
-    return call === undefined ? undefined : answerFastCall(core, session, call, res);
+    return call === undefined ? undefined : answerFastCall(core, exchange.session, call, res);
   },
 };
 
 export const sdkTransport: McpAnswerer = {
   name: 'sdk',
-  answer: ({ session, request, body, res }) => session.transport.handleRequest(request, res, body),
+  answer: (exchange) =>
+    exchange.generation === 'modern'
+      ? exchange.stateless.answer(exchange.request, exchange.body, exchange.res)
+      : exchange.session.transport.handleRequest(exchange.request, exchange.res, exchange.body),
 };
 
 /** The answerers `/mcp` uses, in order. */

@@ -1,3 +1,4 @@
+import { FORMAT_BOUNDS, INTEGER_FORMATS, isNumberFormat } from '../number-formats.js';
 import type { SchemaNode } from './nodes.js';
 
 /** One end of a range of numbers; `text` keeps the exact digits of a 64/128-bit format bound. */
@@ -10,35 +11,6 @@ export interface Bound {
 export interface NumberRange {
   lo: Bound;
   hi: Bound;
-}
-
-/**
- * What the integer formats of generated schemas mean as ranges (the Rust type each names).
- * `uint` and `int` are `usize`/`isize`, whose width depends on the target: only the sign is
- * certain. `float` is an f32; `double` bounds nothing a JSON number can exceed.
- */
-const FORMAT_BOUNDS: Readonly<Record<string, readonly [string | null, string | null]>> = {
-  int8: ['-128', '127'],
-  int16: ['-32768', '32767'],
-  int32: ['-2147483648', '2147483647'],
-  int64: ['-9223372036854775808', '9223372036854775807'],
-  int128: ['-170141183460469231731687303715884105728', '170141183460469231731687303715884105727'],
-  uint8: ['0', '255'],
-  uint16: ['0', '65535'],
-  uint32: ['0', '4294967295'],
-  uint64: ['0', '18446744073709551615'],
-  uint128: ['0', '340282366920938463463374607431768211455'],
-  uint: ['0', null],
-  int: [null, null],
-  float: ['-3.4028234663852886e38', '3.4028234663852886e38'],
-  double: [null, null],
-};
-
-const INTEGER_FORMATS = new Set(Object.keys(FORMAT_BOUNDS).filter((f) => f !== 'float' && f !== 'double'));
-
-/** Formats that bound numbers, as opposed to formats that constrain strings. */
-export function isNumberFormat(format: unknown): boolean {
-  return typeof format === 'string' && Object.hasOwn(FORMAT_BOUNDS, format);
 }
 
 /** Whether values of the node are integers only (by type, or by an integer format). */

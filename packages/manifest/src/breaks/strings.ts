@@ -1,5 +1,5 @@
 import type { SchemaNode } from './nodes.js';
-import { isNumberFormat } from './numbers.js';
+import { isNumberFormat } from '../number-formats.js';
 
 /** The node's `format` when it constrains strings (integer and float formats bound numbers instead). */
 export function stringFormat(node: SchemaNode): string | undefined {

@@ -1,0 +1,382 @@
+/**
+ * `berm mcp`: an MCP server on stdio that relays to a bermd's `/mcp`, so a client that starts local
+ * servers (Claude Desktop and others) can use every harness. Both ends are the MCP SDK's transports:
+ * its stdio server transport (framing on stdin and stdout) and its Streamable HTTP client transport,
+ * which derives every header either protocol generation asks for from the message it sends. The relay
+ * reads messages only as far as it must, so whatever generation the client speaks goes through:
+ *
+ * - 2025-11-25 and older: the client's `initialize` opens a session on bermd, whose stream of server
+ *   messages (list changes, other sessions' events) is relayed to stdout;
+ * - 2026-07-28: every request goes through as it is; a `subscriptions/listen` stream is relayed for as
+ *   long as the client keeps it; a `notifications/cancelled` closes the request it names (on HTTP,
+ *   that is how a 2026-07-28 request is cancelled).
+ *
+ * When bermd cannot be reached, each request is answered at once with an error saying so, and the
+ * relay keeps trying in the background: once bermd answers again, a 2025 session is opened anew with
+ * the client's own `initialize` (and log level), a dropped listen is sent again, and the client is told
+ * the lists changed, since it may have missed a deploy. stdout carries the protocol only; what the
+ * relay has to say goes to `log` (stderr).
+ */
+import type { Readable, Writable } from 'node:stream';
+import { daemonUrl } from '@berm/client';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type RequestId,
+  StreamableHTTPClientTransport,
+  SUBSCRIPTION_ID_META_KEY,
+} from '@modelcontextprotocol/client';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+
+export interface BridgeOptions {
+  /** bermd's MCP endpoint, `http://127.0.0.1:7477/mcp`. */
+  endpoint: URL;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  stdin?: Readable;
+  stdout?: Writable;
+  /** Where the relay says what happens to it, one line at a time (stderr). */
+  log(line: string): void;
+  /** The first and the longest wait between attempts to reach bermd again. */
+  retryMs?: { first: number; max: number };
+}
+
+/** JSON-RPC's "server error" range: what a client gets while bermd cannot be reached. */
+export const UNREACHABLE_CODE = -32000;
+
+const DEFAULT_RETRY = { first: 250, max: 5000 };
+
+/** The id the relay gives the requests it sends of its own accord (a session's replay), never a client's. */
+function ownId(n: number): string {
+  return `berm-mcp-${n}`;
+}
+
+/** The HTTP status of a failed send, when bermd answered at all. */
+function statusOf(error: unknown): number | undefined {
+  const data = (error as { data?: { status?: unknown } } | undefined)?.data;
+  return typeof data?.status === 'number' ? data.status : undefined;
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string') return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class McpBridge {
+  private readonly options: BridgeOptions;
+  private readonly retry: { first: number; max: number };
+  private readonly down: StdioServerTransport;
+  private up: StreamableHTTPClientTransport;
+  /** The client's own handshake (once bermd accepted it) and log level (2025 generation), replayed on a new session. */
+  private initialize?: JSONRPCRequest;
+  private handshake?: JSONRPCRequest;
+  /** While the client's `initialize` is unanswered, what it sends next waits: it belongs to the session being opened. */
+  private handshaking?: Promise<void>;
+  private endHandshake: () => void = () => {};
+  private initialized = false;
+  private setLevel?: JSONRPCRequest;
+  /** The client's `subscriptions/listen` requests whose streams it still holds (2026-07-28). */
+  private readonly listens = new Map<RequestId, JSONRPCRequest>();
+  /** Listens sent again: their second acknowledgement is the relay's, not the client's. */
+  private readonly relistened = new Set<RequestId>();
+  /** Requests under way, so that a cancellation or the end can stop them. */
+  private readonly inflight = new Map<RequestId, AbortController>();
+  /** Answers to the relay's own requests, by id. */
+  private readonly own = new Map<RequestId, (message: JSONRPCMessage) => void>();
+  private ownCount = 0;
+  private reconnecting?: Promise<boolean>;
+  private retrying = false;
+  private reachable = true;
+  private closed = false;
+  private finish: () => void = () => {};
+  /** Resolves once the client has gone (stdin closed) and the relay has let go of bermd. */
+  readonly done: Promise<void>;
+
+  constructor(options: BridgeOptions) {
+    this.options = options;
+    this.retry = options.retryMs ?? DEFAULT_RETRY;
+    this.down = new StdioServerTransport(options.stdin, options.stdout);
+    this.up = this.upstream();
+    this.done = new Promise((resolve) => (this.finish = resolve));
+  }
+
+  async start(): Promise<void> {
+    await this.up.start();
+    this.down.onmessage = (message) => void this.fromClient(message);
+    this.down.onerror = (e) => this.options.log(`stdin: ${e.message}`);
+    this.down.onclose = () => void this.close();
+    await this.down.start();
+    this.options.log(`relaying MCP on stdio to ${this.options.endpoint.href}`);
+  }
+
+  /** A transport to bermd whose session streams (the 2025 GET stream) report when they end. */
+  private upstream(): StreamableHTTPClientTransport {
+    const headers: Record<string, string> = {};
+    if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
+    const watched = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const response = await fetch(input, init);
+      if (init?.method !== 'GET' || !response.ok || response.body === null) return response;
+      // The session's stream ended (bermd stopped, or dropped it): the relay reconnects on its own.
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      const lost = (): void => {
+        if (!this.closed && init.signal?.aborted !== true) this.lost('the session stream ended');
+      };
+      response.body.pipeTo(writable).then(lost, lost);
+      return new Response(readable, { status: response.status, statusText: response.statusText, headers: response.headers });
+    };
+    const up = new StreamableHTTPClientTransport(this.options.endpoint, {
+      requestInit: { headers },
+      fetch: watched,
+      // The relay reconnects itself, to a new session when bermd restarted.
+      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
+    });
+    up.onmessage = (message) => this.fromDaemon(message);
+    up.onerror = (e) => {
+      // The transport gives up on a dropped stream at once (maxRetries 0): the relay's own retrying says more.
+      if (!this.closed && !/^Maximum reconnection attempts/.test(e.message)) this.options.log(`bermd: ${describe(e)}`);
+    };
+    return up;
+  }
+
+  private async fromClient(message: JSONRPCMessage): Promise<void> {
+    if (isJSONRPCRequest(message) && message.method === 'initialize') {
+      this.handshake = message;
+      this.handshaking = new Promise((resolve) => (this.endHandshake = resolve));
+      return this.send(message, true);
+    }
+    await this.handshaking;
+    if (isJSONRPCRequest(message)) {
+      if (message.method === 'logging/setLevel') this.setLevel = message;
+      else if (message.method === 'subscriptions/listen') this.listens.set(message.id, message);
+    } else if (isJSONRPCNotification(message)) {
+      if (message.method === 'notifications/initialized') this.initialized = true;
+      if (message.method === 'notifications/cancelled') {
+        const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+        if (id !== undefined) {
+          this.listens.delete(id);
+          // 2026-07-28 over HTTP has no client notifications: closing the request is its cancellation.
+          if (this.up.sessionId === undefined) {
+            this.inflight.get(id)?.abort();
+            return;
+          }
+        }
+      }
+    }
+    await this.send(message, true);
+  }
+
+  /** Sends one of the client's messages to bermd; a request that cannot be sent is answered with why. */
+  private async send(message: JSONRPCMessage, mayReconnect: boolean): Promise<void> {
+    const request = isJSONRPCRequest(message) ? message : undefined;
+    const controller = new AbortController();
+    if (request !== undefined) this.inflight.set(request.id, controller);
+    try {
+      await this.up.send(message, {
+        requestSignal: controller.signal,
+        onRequestStreamEnd: request?.method === 'subscriptions/listen' ? () => this.listenEnded(request.id) : undefined,
+      });
+      this.nowReachable();
+    } catch (e) {
+      if (request?.method === 'initialize') this.endHandshake();
+      if (controller.signal.aborted || this.closed) return;
+      if (request !== undefined) {
+        this.inflight.delete(request.id);
+        // The client is told its listen failed: it holds no stream to restore.
+        this.listens.delete(request.id);
+      }
+      const status = statusOf(e);
+      // bermd no longer knows the session (it restarted): a new one, then this message again.
+      if (status === 404 && mayReconnect && this.initialize !== undefined && request?.method !== 'initialize') {
+        if (await this.reconnect()) return this.send(message, false);
+      }
+      if (status === undefined) this.lost(`it is not reachable (${describe(e)})`);
+      if (request !== undefined) await this.answerError(request, status, e);
+    }
+  }
+
+  private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
+    const where = this.options.endpoint.href;
+    const message =
+      status === undefined
+        ? `bermd is not reachable at ${where} (${describe(e)}); berm mcp keeps trying, and the request can be sent again`
+        : status === 401
+          ? `bermd at ${where} refused the token (401): set BERM_TOKEN to the daemon's token`
+          : `bermd at ${where} answered ${status}: ${describe(e)}`;
+    await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: UNREACHABLE_CODE, message } });
+  }
+
+  private fromDaemon(message: JSONRPCMessage): void {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      const id = message.id as RequestId;
+      const mine = this.own.get(id);
+      if (mine !== undefined) {
+        this.own.delete(id);
+        mine(message);
+        return;
+      }
+      this.inflight.delete(id);
+      if (this.listens.has(id)) {
+        // bermd ended a listen the client still holds (it is stopping): for the client the relay is the
+        // server, and its subscription goes on once bermd is back.
+        if (isJSONRPCResultResponse(message)) {
+          this.lost('it ended a listen stream');
+          return;
+        }
+        this.listens.delete(id);
+      }
+      if (id === this.handshake?.id) {
+        if (isJSONRPCResultResponse(message)) {
+          this.initialize = this.handshake;
+          this.up.setProtocolVersion((message.result as { protocolVersion: string }).protocolVersion);
+        }
+        this.endHandshake();
+      }
+    } else if (isJSONRPCNotification(message) && message.method === 'notifications/subscriptions/acknowledged') {
+      const id = (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID_META_KEY] as RequestId | undefined;
+      if (id !== undefined && this.relistened.delete(id)) {
+        // The client has its acknowledgement; what it needs now is to know it may have missed changes.
+        void this.listChanged(this.listens.get(id));
+        return;
+      }
+    }
+    void this.toClient(message);
+  }
+
+  private async toClient(message: JSONRPCMessage): Promise<void> {
+    await this.down.send(message).catch((e: unknown) => this.options.log(`stdout: ${describe(e)}`));
+  }
+
+  /** Tells the client the lists may have changed: on its session, or on the listen stream that asked. */
+  private async listChanged(listen?: JSONRPCRequest): Promise<void> {
+    if (listen === undefined) {
+      await this.toClient({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      await this.toClient({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' });
+      return;
+    }
+    const wanted = (listen.params as { notifications?: Record<string, unknown> } | undefined)?.notifications ?? {};
+    const params = { _meta: { [SUBSCRIPTION_ID_META_KEY]: listen.id } };
+    if (wanted.toolsListChanged === true) await this.toClient({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params });
+    if (wanted.resourcesListChanged === true)
+      await this.toClient({ jsonrpc: '2.0', method: 'notifications/resources/list_changed', params });
+  }
+
+  private listenEnded(id: RequestId): void {
+    this.inflight.delete(id);
+    // Neither answered (a graceful end) nor cancelled by the client: bermd went away under it.
+    if (!this.closed && this.listens.has(id)) this.lost('a listen stream ended');
+  }
+
+  private nowReachable(): void {
+    if (this.reachable) return;
+    this.reachable = true;
+    this.options.log(`bermd answers again at ${this.options.endpoint.href}`);
+  }
+
+  /** bermd went away: say so once, and keep trying to restore what the client had there (a session, listen streams). */
+  private lost(why: string): void {
+    const restorable = this.initialize !== undefined || this.listens.size > 0;
+    if (this.reachable) this.options.log(`lost bermd at ${this.options.endpoint.href}: ${why}${restorable ? '; retrying' : ''}`);
+    this.reachable = false;
+    if (restorable) void this.keepTrying();
+  }
+
+  private async keepTrying(): Promise<void> {
+    if (this.retrying || this.closed) return;
+    this.retrying = true;
+    let wait = this.retry.first;
+    try {
+      while (!this.closed && !(await this.reconnect())) {
+        await new Promise<void>((resolve) => setTimeout(resolve, wait).unref());
+        wait = Math.min(wait * 2, this.retry.max);
+      }
+    } finally {
+      this.retrying = false;
+    }
+  }
+
+  /** One attempt to restore what the client had on bermd; concurrent callers share it. */
+  private reconnect(): Promise<boolean> {
+    this.reconnecting ??= this.restore().finally(() => (this.reconnecting = undefined));
+    return this.reconnecting;
+  }
+
+  private async restore(): Promise<boolean> {
+    try {
+      if (this.initialize !== undefined) await this.reopenSession(this.initialize);
+      for (const listen of this.listens.values()) {
+        this.relistened.add(listen.id);
+        // Tracked as the client's own request was, so that its cancellation still closes the stream.
+        const controller = new AbortController();
+        this.inflight.set(listen.id, controller);
+        await this.up.send(listen, { requestSignal: controller.signal, onRequestStreamEnd: () => this.listenEnded(listen.id) });
+      }
+      this.nowReachable();
+      if (this.initialize !== undefined) await this.listChanged();
+      return true;
+    } catch (e) {
+      if (!this.closed) this.options.log(`bermd is still not reachable at ${this.options.endpoint.href} (${describe(e)})`);
+      for (const id of this.listens.keys()) this.relistened.delete(id);
+      return false;
+    }
+  }
+
+  /** A new 2025 session with the client's own `initialize`, `initialized` and log level; its answers are the relay's. */
+  private async reopenSession(initialize: JSONRPCRequest): Promise<void> {
+    const next = this.upstream();
+    await next.start();
+    const ask = async (request: JSONRPCRequest): Promise<JSONRPCMessage> => {
+      const id = ownId(++this.ownCount);
+      const answered = new Promise<JSONRPCMessage>((resolve) => this.own.set(id, resolve));
+      await next.send({ ...request, id });
+      return answered;
+    };
+    try {
+      const answer = await ask(initialize);
+      if (!isJSONRPCResultResponse(answer)) throw new Error(`bermd refused the session: ${JSON.stringify(answer)}`);
+      next.setProtocolVersion((answer.result as { protocolVersion: string }).protocolVersion);
+      if (this.initialized) await next.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      if (this.setLevel !== undefined) await ask(this.setLevel);
+    } catch (e) {
+      await next.close();
+      throw e;
+    }
+    const old = this.up;
+    this.up = next;
+    old.onerror = undefined;
+    // The old session, if bermd still has it (a stream that dropped while bermd stayed up), is ended.
+    await old.terminateSession().catch(() => {});
+    await old.close().catch(() => {});
+  }
+
+  /** The client went away: stop what is under way, end the session on bermd, and let go. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const call of this.inflight.values()) call.abort();
+    if (this.up.sessionId !== undefined) await this.up.terminateSession().catch(() => {});
+    await this.up.close().catch(() => {});
+    this.finish();
+  }
+}
+
+/** bermd's MCP endpoint from a daemon address: `/mcp` under it, unless the address already names it. Throws `bad-url`. */
+export function mcpEndpoint(daemon: string): URL {
+  const url = daemonUrl(daemon);
+  if (!url.pathname.replace(/\/+$/, '').endsWith('/mcp')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/mcp`;
+  return url;
+}
+
+/** Relays this process's stdin and stdout to the bermd at `daemon` until stdin closes; diagnostics go to stderr. */
+export async function runBridge(daemon: string, token: string | undefined): Promise<string> {
+  const endpoint = mcpEndpoint(daemon);
+  const bridge = new McpBridge({ endpoint, token, log: (line) => process.stderr.write(`berm mcp: ${line}\n`) });
+  await bridge.start();
+  await bridge.done;
+  return endpoint.href;
+}
