@@ -1,8 +1,8 @@
 /**
  * bermd put together: the registry (deployed set and store), the tool runtime that runs what it holds,
- * the MCP sessions that serve it, and the HTTP app carrying the control API and `/mcp`. Each room is
- * reached through its door (its index.ts); this is the one place that knows them all. Listening and
- * signals are `main`'s business.
+ * the MCP sessions that serve it, and the HTTP app carrying the control API, `/mcp` and the page at
+ * `/`. Each room is reached through its door (its index.ts); this is the one place that knows them
+ * all. Listening and signals are `main`'s business.
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
@@ -25,6 +25,7 @@ import {
 } from './mcp/index.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
+import { uiPlugin } from './ui/index.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -214,6 +215,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
   void app.register(mcp.plugin);
+  void app.register(uiPlugin);
 
   let closed: Promise<void> | undefined;
   return {

@@ -3,10 +3,12 @@
 // tool from a breaking redeploy through another, deploys of one name through two replicas serialise,
 // and a replica killed in the middle of a deploy leaves the old harness or the new one everywhere.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { HarnessChange } from '@berm/protocol';
 import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { digestOf, LOCK_CLASS, SCHEMA_VERSION } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
+import { readSse } from '../../ui/web/src/sse.js';
 import { exited, startDaemon, type RunningDaemon } from './daemon.js';
 import { connect, connectModern, deploy, type McpConnection, put, undeploy, valueOf } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
@@ -75,6 +77,26 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
     expect(await listed(a!)).toEqual(['k']);
     await until('h gone from C', async () => ((await listed(c!)).includes('h') ? undefined : true));
     expect((await fetch(`${c!.url}/harnesses/h`)).status).toBe(404);
+  });
+
+  it('GET /events on a replica streams the deploys and undeploys made through the others', async () => {
+    const [a, b, c] = await replicas(3);
+    const res = await fetch(`${c!.url}/events`);
+    expect(res.status).toBe(200);
+    const messages = readSse(res.body!);
+    try {
+      await deploy(a!.url, 'h', await harnessImage());
+      await undeploy(b!.url, 'h');
+      const next = async (): Promise<{ event: string; data: HarnessChange }> => {
+        const { value, done } = await messages.next();
+        if (done) throw new Error('the stream ended');
+        return { event: value.event, data: JSON.parse(value.data) as HarnessChange };
+      };
+      expect(await next()).toEqual({ event: 'deployed', data: { type: 'deployed', name: 'h', replaced: false } });
+      expect(await next()).toEqual({ event: 'undeployed', data: { type: 'undeployed', name: 'h' } });
+    } finally {
+      await messages.return(undefined);
+    }
   });
 
   it('a use on replica B makes a breaking redeploy through replica A answer 409, and A lists that use', async () => {

@@ -131,6 +131,19 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect(r.get('h').digest).toBe(digestOf(old));
   });
 
+  it('a dry run is gated against what is stored and writes nothing', async () => {
+    const r = await registry(ticking());
+    const old = await harnessImage(manifestWithTools(['a', 'b']));
+    await r.deploy('h', old);
+    const before = await (await store()).head('h');
+    const result = await r.deploy('h', await harnessImage(manifestWithTools(['a'], { version: '0.2.0' })), { dryRun: true });
+    expect(result).toMatchObject({ replaced: true, dry_run: true });
+    expect(result.reported.map((b) => [b.code, b.tool])).toEqual([['tool-removed', 'b']]);
+    expect(await (await store()).head('h')).toEqual(before);
+    expect(r.get('h').digest).toBe(digestOf(old));
+    expect(await site.raw()).toEqual(site.rawOf(['h']));
+  });
+
   it('merges usage: each tool and event, and the last use, only ever move later; nothing is written for a name not stored', async () => {
     const s = await store();
     const bytes = await harnessImage(manifestWithTools(['a', 'b']));

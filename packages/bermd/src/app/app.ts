@@ -1,15 +1,28 @@
 /**
  * The HTTP app every route of bermd lives in. The app holds what applies to every request, before any
- * plugin's route is reached: bodies read as bytes, the bearer token, answers that end their
- * connection once the daemon is closing, and the JSON 404. The rooms serve their routes as
- * encapsulated plugins registered into it (control/, mcp/), each with its own error handler; a check
- * every request must pass (a Host or Origin check, say) is one more hook here.
+ * plugin's route is reached: bodies read as bytes, the bearer token (which routes flagged `public`
+ * skip), connections let go of once the daemon is closing (closing.ts), and the JSON 404. The rooms
+ * serve their routes as encapsulated plugins registered into it (control/, mcp/, ui/), each with its
+ * own error handler; a check every request must pass (a Host or Origin check, say) is one more hook
+ * here.
  */
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { BermdError } from '../errors.js';
+import { closeConnectionsOnClose } from './closing.js';
 import { replyWithError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A route that carries no data, served without the token: the page's static files (ui/), which a
+     * browser navigating to `/` fetches before the page can ask for the token. Set by the plugin that
+     * adds the route, read by the token check below, and nowhere else.
+     */
+    public?: boolean;
+  }
+}
 
 export interface AppOptions {
   logger: Logger;
@@ -29,19 +42,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addContentTypeParser(['application/wasm', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  // Answers sent while closing end their connection, so a client holding it open for keep-alive
-  // does not keep a stopping daemon waiting.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
-  });
+  // A stopping daemon waits on no connection a client holds open (closing.ts).
+  closeConnectionsOnClose(app);
 
   if (options.token !== undefined) {
     const expected = Buffer.from(options.token);
     app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.config.public === true) return;
       // An auth scheme is case-insensitive and followed by one or more spaces (RFC 9110 §11.1, RFC 6750 §2.1).
       const credentials = /^bearer +(.*)$/is.exec(request.headers.authorization ?? '');
       const given = Buffer.from(credentials?.[1] ?? '');

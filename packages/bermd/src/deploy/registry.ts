@@ -103,6 +103,8 @@ export interface DeployOptions {
   force?: boolean;
   /** The operator's limits and grants for this deploy; without them, the defaults (see bindings.ts). */
   bindings?: BindingRequest;
+  /** Run every check and the gate and answer as the deploy would, but store, serve and announce nothing. */
+  dryRun?: boolean;
 }
 
 export interface SkippedHarness {
@@ -227,7 +229,7 @@ export class Registry {
       reached('deploy-received');
       const { grants: grantSpecs, ...limits } = options.bindings ?? {};
       const { harness: checked, bindings } = await admit(bytes, { limits, grantSpecs }, this.policy, 'deploy');
-      const { harness, prepared, reported, replaced } = await this.store.transaction(name, async (tx) => {
+      const outcome = await this.store.transaction(name, async (tx) => {
         const { current } = tx;
         const held = this.harnesses.get(name);
         // Callers use a name, whichever image answers to it: usage carries over a replace. The store has
@@ -248,6 +250,10 @@ export class Registry {
         }
         const prepared = await this.hooks.prepare?.(name, checked);
         reached('deploy-prepared');
+        const replaced = previous !== null;
+        // A dry run stops here: every check and the gate (against what the store holds now) have passed, and
+        // nothing is stored, committed or announced.
+        if (options.dryRun === true) return { dryRun: true as const, reported, replaced };
         const harness: Harness = {
           name,
           digest: checked.digest,
@@ -262,25 +268,25 @@ export class Registry {
           revision: '',
         };
         harness.revision = await tx.save(bytes, metaOf(harness), checked.manifest.data);
-        return { harness, prepared, reported, replaced: previous !== null };
+        return { dryRun: false as const, harness, prepared, reported, replaced };
       });
+      if (outcome.dryRun) {
+        this.logger.info({ harness: name, digest: checked.digest, replaced: outcome.replaced }, 'dry run of a deploy passed');
+        const notices = this.notices(name, checked.manifest, checked.grants);
+        return {
+          ...deployResult(name, checked, outcome.reported, notices, outcome.replaced),
+          dry_run: true,
+          manifest: checked.manifest.data,
+        };
+      }
+      const { harness, prepared, reported, replaced } = outcome;
       // Committed to the store: only now does this process serve it.
       this.harnesses.set(name, harness);
       this.refused.delete(name);
       this.hooks.commit?.(name, prepared);
       this.logger.info({ harness: name, digest: checked.digest, replaced }, 'deployed harness');
       this.emit({ kind: 'deployed', name, replaced });
-      const data = checked.manifest.data;
-      return {
-        name,
-        digest: checked.digest,
-        version: data.version,
-        tools: data.tools.map((t) => t.name),
-        events: data.events.map((e) => e.name),
-        reported,
-        notices: this.notices(name, checked.manifest, checked.grants),
-        replaced,
-      };
+      return deployResult(name, checked, reported, this.notices(name, checked.manifest, checked.grants), replaced);
     });
   }
 
@@ -587,6 +593,21 @@ function summary(h: Harness): HarnessSummary {
     limits: { ...h.limits },
     grants: { syscalls: structuredClone(h.grants.syscalls), secrets: [...h.grants.secrets] },
     bindings: structuredClone(h.bindings),
+  };
+}
+
+/** A deploy's answer: what `checked` declares, with what the gate reported and the notices. */
+function deployResult(name: string, checked: CheckedHarness, reported: GatedBreak[], notices: Notice[], replaced: boolean): DeployResult {
+  const data = checked.manifest.data;
+  return {
+    name,
+    digest: checked.digest,
+    version: data.version,
+    tools: data.tools.map((t) => t.name),
+    events: data.events.map((e) => e.name),
+    reported,
+    notices,
+    replaced,
   };
 }
 
