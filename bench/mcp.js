@@ -8,70 +8,15 @@
 // Build first: npm run build. Run: node bench/mcp.js
 // BENCH_ARGS adds bermd flags to every daemon it starts (e.g. "--max-concurrency 2").
 import { CHAIN_WAT, ECHO_WAT, image, wat2wasm } from './lib/guests.js';
-import { agent, check, cpuUs, message, post, put, quantile, session, startBermd, startServer } from './lib/daemon.js';
+import { closeAgent, put, session, startBermd, startServer } from './lib/daemon.js';
+import { MODERN, measure, ROUNDS, repeat, stateless } from './lib/mcp.js';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const EXTRA = (process.env.BENCH_ARGS ?? '').split(' ').filter(Boolean);
 
 const echoImage = image(ECHO_WAT, ['echo']);
 const chainImage = image(CHAIN_WAT, ['chain', 'echo']);
-
-/** A 2025-11-25 caller on a session; with `sdk`, each call is a batch of one, which bermd's fast path leaves to the SDK's transport. */
-const legacy = (url, sdk = false) => session(url, { batch: sdk });
-
-const MODERN = '2026-07-28';
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '0' },
-};
-
-/**
- * A 2026-07-28 caller: every call stands alone, with its version and capabilities in `_meta` and the
- * standard headers. With `sdk`, `_meta` carries a key bermd's fast path does not read, so the SDK's
- * stateless handler answers.
- */
-async function stateless(url, sdk = false) {
-  const meta = sdk ? { ...ENVELOPE, 'example.com/bench': true } : ENVELOPE;
-  let next = 1;
-  return async (name, args) => {
-    const call = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args, _meta: meta } };
-    const headers = { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name };
-    return check(name, message(await post(url, JSON.stringify(call), headers)));
-  };
-}
-
-async function measure(label, calls, concurrency, callers, once, pid) {
-  let next = 0;
-  const latencies = [];
-  const cpu0 = pid === undefined ? 0 : cpuUs(pid);
-  const main0 = pid === undefined ? 0 : cpuUs(pid, pid);
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, i) => {
-      const caller = callers[i % callers.length];
-      while (next++ < calls) {
-        const t = performance.now();
-        await once(caller);
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  const ms = performance.now() - start;
-  latencies.sort((a, b) => a - b);
-  const at = (q) => quantile(latencies, q);
-  const cpu = pid === undefined ? undefined : { all: (cpuUs(pid) - cpu0) / calls, main: (cpuUs(pid, pid) - main0) / calls };
-  return { label, perSecond: calls / (ms / 1000), p50: at(0.5), p99: at(0.99), perCallUs: (ms * 1000) / calls, cpu };
-}
-
-async function repeat(fn) {
-  const results = [];
-  for (let r = 0; r < ROUNDS; r++) results.push(await fn());
-  // The round with the best throughput: the machine is shared, and noise only ever slows a round down.
-  return results.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
-}
 
 // The bare server: node:http answering every POST to /mcp with the same result shape bermd sends for
 // the echo tool in each generation, and nothing else: on a session, a session id on initialize and the
@@ -116,7 +61,7 @@ await put(`${bermd.url}/harnesses/chain`, chainImage);
 const bare = await startBare();
 const callersOf = (make, url, sdk) => Promise.all(Array.from({ length: callers }, () => make(`${url}/mcp`, sdk)));
 const GENERATIONS = [
-  { name: '2025-11-25 (session)', make: legacy },
+  { name: '2025-11-25 (session)', make: (url, sdk) => session(url, { batch: sdk }) },
   { name: `${MODERN} (stateless)`, make: stateless },
 ];
 const echo = (c) => c('echo.echo', ARGS);
@@ -219,4 +164,4 @@ console.log(
 );
 console.log(`instantiate + call:                      ${instantiation.perCallUs.toFixed(1)} µs per call`);
 console.log(`one berm.call level (p50 slope):         ${(perLevelMs * 1000).toFixed(0)} µs`);
-agent.destroy();
+closeAgent();

@@ -169,12 +169,16 @@ export async function startServer(args, pattern) {
   };
 }
 
-/** A bermd on an ephemeral loopback port with its own state directory, at --log-level warn unless `args` say otherwise. */
-export async function startBermd(args = [], { probe = false } = {}) {
-  const state = await mkdtemp(join(tmpdir(), 'berm-bench-'));
+/**
+ * A bermd on an ephemeral loopback port, at --log-level warn unless `args` say otherwise, on a state
+ * directory of its own or on the PostgreSQL database `store` names.
+ */
+export async function startBermd(args = [], { probe = false, store } = {}) {
+  const state = store === undefined ? await mkdtemp(join(tmpdir(), 'berm-bench-')) : undefined;
   const node = probe ? ['--expose-gc', '--import', PROBE] : [];
+  const where = state === undefined ? ['--store', store] : ['--state', state];
   const server = await startServer(
-    [...node, BERMD, '--listen', '127.0.0.1:0', '--state', state, '--log-level', 'warn', ...args],
+    [...node, BERMD, '--listen', '127.0.0.1:0', ...where, '--log-level', 'warn', ...args],
     /bermd listening on (http:\/\/\S+) /,
   );
   return {
@@ -188,9 +192,14 @@ export async function startBermd(args = [], { probe = false } = {}) {
     },
     async stop() {
       await server.stop();
-      await rm(state, { recursive: true, force: true });
+      if (state !== undefined) await rm(state, { recursive: true, force: true });
     },
   };
+}
+
+/** Lets the process end: the keep-alive sockets are closed. */
+export function closeAgent() {
+  agent.destroy();
 }
 
 /** CPU time (user + system, µs) a process has used, all threads or (`tid`) one; Linux only, else 0. */

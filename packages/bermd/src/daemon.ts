@@ -1,15 +1,15 @@
 /**
  * bermd put together: the registry (deployed set and store), the tool runtime that runs what it holds,
- * the MCP sessions that serve it, and the HTTP app carrying the control API and `/mcp`. Each room is
- * reached through its door (its index.ts); this is the one place that knows them all. Listening and
- * signals are `main`'s business.
+ * the MCP sessions that serve it, and the HTTP app carrying the control API, `/mcp` and the page at
+ * `/`. Each room is reached through its door (its index.ts); this is the one place that knows them
+ * all. Listening and signals are `main`'s business.
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp, HostPolicy } from './app/index.js';
 import { controlPlugin } from './control/index.js';
-import { Registry, type DeployHooks } from './deploy/index.js';
+import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { BermdError } from './errors.js';
 import { HTTP_SYSCALLS } from '@berm/protocol';
@@ -26,6 +26,7 @@ import {
 import { DEFAULT_SHUTDOWN_GRACE_MS } from './limits.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
+import { uiPlugin } from './ui/index.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -36,7 +37,8 @@ export interface Daemon {
   /**
    * Stops accepting (new connections, and new requests on open ones: 503 shutting-down), lets what is under
    * way finish within the shutdown grace, then stops the calls still running (they answer `closed`) and
-   * cuts what still holds a connection; sessions end, usage is written, the workers stop.
+   * cuts what still holds a connection; sessions and streams end, the registry writes its usage and closes
+   * its store, the workers stop.
    */
   close(): Promise<void>;
 }
@@ -65,6 +67,9 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'requestTimeoutMs'
       | 'shutdownGraceMs'
       | 'maxListens'
+      | 'store'
+      | 'storeWaitMs'
+      | 'reconcileIntervalMs'
     >
   >;
 
@@ -115,6 +120,8 @@ function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): Be
 }
 
 export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
+  // Opened before anything else starts: a database that does not answer yet is waited for (--store-wait).
+  const store = config.store === undefined ? undefined : await PostgresStore.open(config.store, { logger, waitMs: config.storeWaitMs });
   const serve = config.serve ?? [];
   const secrets = config.secrets ?? Secrets.none();
   // Built only when an HTTP syscall is served: otherwise no harness could reach it, since the deploy checks refuse it.
@@ -191,6 +198,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   try {
     registry = await Registry.open({
       stateDir: config.stateDir,
+      store,
+      reconcileIntervalMs: config.reconcileIntervalMs,
       logger,
       hooks: hooks as DeployHooks,
       rewriteImage,
@@ -202,6 +211,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   } catch (e) {
     await runner.close();
     await egress?.close();
+    await store?.close();
     throw e;
   }
 
@@ -234,6 +244,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
   void app.register(mcp.plugin);
+  void app.register(uiPlugin);
 
   let closed: Promise<void> | undefined;
   return {

@@ -2,7 +2,9 @@
  * A test-only seam: `BERMD_FAULT_AT=STEP` in bermd's environment makes the process kill itself with
  * SIGKILL when it reaches STEP, so the crash tests stop a deploy exactly where they mean to (each
  * step below) rather than wherever a signal from outside happens to land. A step is a point between
- * two writes that reach the disk; what a restart finds after each one is what the store promises.
+ * two writes that reach the disk (or the database); what a restart finds after each one is what the
+ * store promises. The `store-` and `undeploy-image-` steps are the directory store's, the `pg-` steps the
+ * PostgreSQL store's; `deploy-` and `usage-` steps are the registry's, reached whatever the store.
  *
  * Only `main` arms it, from the environment it was started with: nothing a request carries can reach
  * it. Unarmed (every real run), a step is one comparison.
@@ -26,6 +28,14 @@ export const FAULT_STEPS = [
   'store-synced',
   /** An undeploy unlinked the image, its commit point; the metadata is still there. */
   'undeploy-image-removed',
+  /** PostgreSQL: a deploy's row (image, digest, manifest, bindings, deploy time) is written, its transaction still open. */
+  'pg-deploy-written',
+  /** PostgreSQL: the deploy's transaction committed, its commit point (the other replicas are notified); not yet answered. */
+  'pg-deploy-committed',
+  /** PostgreSQL: an undeploy deleted the row (its usage with it), its transaction still open. */
+  'pg-undeploy-deleted',
+  /** PostgreSQL: the undeploy's transaction committed, its commit point; not yet answered. */
+  'pg-undeploy-committed',
   /** Usage recorded since the last write (within 5 s of a call) was written. */
   'usage-written',
 ] as const;

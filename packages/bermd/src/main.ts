@@ -1,12 +1,19 @@
 import { type Logger, pino } from 'pino';
 import { isLoopbackAddress } from './app/index.js';
 import { createDaemon, type Daemon } from './daemon.js';
+import { reasonOf, storeLocation, storePassword } from './deploy/index.js';
+import { isBermdError } from './errors.js';
 import { armFault, FAULT_ENV } from './faults.js';
+import { migrateStore } from './migrate-store.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { redactingStream, Secrets, SecretsFileError } from './egress/index.js';
 
-/** `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens. */
+/**
+ * `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens.
+ * `bermd migrate-store ...` moves a directory store into PostgreSQL (migrate-store.ts).
+ */
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'migrate-store') return migrateStore(argv.slice(1));
   let options: DaemonOptions | 'help';
   try {
     options = await parseOptions(argv);
@@ -22,12 +29,14 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
-  // With a secrets file, every log line passes a last check for their values before it is written (the
-  // values SIGHUP reads later included).
+  // With secrets held (the store's password among them), every log line passes a last check for their
+  // values before it is written; with a secrets file, the values SIGHUP reads later included.
+  const password = options.store === undefined ? undefined : storePassword(options.store);
+  if (password !== undefined) options.secrets.hide('store password', password);
   const destination = pino.destination({ dest: 2, sync: true });
   const logger = pino(
     { name: 'bermd', level: options.logLevel },
-    options.secretsFile !== undefined ? redactingStream(destination, options.secrets) : destination,
+    options.secretsFile !== undefined || options.secrets.hides ? redactingStream(destination, options.secrets) : destination,
   );
 
   // The crash tests' seam (faults.ts), armed from the environment only.
@@ -42,12 +51,19 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
 
+  const where = options.store === undefined ? { state: options.stateDir } : { store: storeLocation(options.store) };
   let daemon: Daemon;
   try {
     daemon = await createDaemon(options, logger);
   } catch (e) {
-    logger.fatal({ err: e, state: options.stateDir }, 'cannot open the state directory');
-    process.stderr.write(`bermd: cannot open the state directory ${options.stateDir}: ${(e as Error).message}\n`);
+    // Only the error's words: an error from the database's driver may carry the connection's parameters.
+    const reason = options.store === undefined ? (e as Error).message : reasonOf(e);
+    logger.fatal({ err: reason, ...where }, 'cannot open the deployed set');
+    const said =
+      isBermdError(e) && e.code === 'store-unavailable'
+        ? e.message
+        : `cannot open ${options.store === undefined ? 'the state directory' : 'the store'} ${where.state ?? where.store}: ${reason}`;
+    process.stderr.write(`bermd: ${options.secrets.redact(said)}\n`);
     process.exitCode = 1;
     return;
   }
@@ -89,7 +105,9 @@ export async function main(argv: string[]): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  process.stdout.write(`bermd listening on http://${host}:${port} (state: ${options.stateDir})\n`);
+  process.stdout.write(
+    `bermd listening on http://${host}:${port} (${where.state === undefined ? `store: ${where.store}` : `state: ${where.state}`})\n`,
+  );
 }
 
 /**

@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MIN_MEMORY_BYTES, readCountLimit, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
+import { MIN_MEMORY_BYTES, parseDuration, readCountLimit, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
 import { isLoopbackAddress, readAllowedHost } from './app/index.js';
-import { DEFAULT_BREAKS_WINDOW_MS, parseWindow } from './deploy/index.js';
+import { DEFAULT_BREAKS_WINDOW_MS, DEFAULT_RECONCILE_INTERVAL_MS, isPostgresUrl, parseWindow } from './deploy/index.js';
 import {
   DEFAULT_HTTP_MAX_BODY,
   parseResolve,
@@ -30,6 +30,8 @@ const PROXY = SYSCALL.httpProxy;
 export const DEFAULT_PORT = 7477;
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_MAX_IMAGE_SIZE = 64 * 1024 * 1024;
+/** How long bermd waits at start for a store that does not answer (`--store-wait`). */
+export const DEFAULT_STORE_WAIT_MS = 60_000;
 export const DEFAULT_TOOL_SEPARATOR = '.';
 /** Characters a tool separator may use: none of them is a letter or digit, so names stay readable. */
 export const TOOL_SEPARATOR = /^[._/-]{1,8}$/;
@@ -38,6 +40,12 @@ export interface DaemonOptions {
   host: string;
   port: number;
   stateDir: string;
+  /** A PostgreSQL URL (`--store`): the deployed set is kept there, shared with every replica using it; else in `stateDir`. */
+  store?: string;
+  /** With `store`: how long to wait at start for a database that does not answer, before exiting 1. */
+  storeWaitMs: number;
+  /** With `store`: how often the deployed set is compared with the database's, for notifications missed; 0 never. */
+  reconcileIntervalMs: number;
   maxImageSize: number;
   /** The bearer token every request must carry; undefined when auth is off. */
   token?: string;
@@ -100,16 +108,20 @@ export class OptionsError extends Error {
   }
 }
 
-export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR] [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL]
-             [--allowed-host NAME]... [--insecure-no-auth]
+export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store postgres://USER@HOST:PORT/DB] [--store-wait DURATION] [--reconcile-interval DURATION]
+             [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL] [--allowed-host NAME]... [--insecure-no-auth]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
              [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--max-listens N] [--mcp-max-body N[K|M|G]]
              [--headers-timeout DURATION] [--request-timeout DURATION] [--shutdown-grace DURATION]
+       bermd migrate-store --from DIR --to postgres://USER@HOST:PORT/DB   (moves a directory store in; --help says more)
 
   --listen          address to bind (default ${DEFAULT_HOST}:${DEFAULT_PORT}; port 0 picks a free one)
   --state           directory holding the deployed set (default $XDG_STATE_HOME/bermd or ~/.local/state/bermd)
+  --store           a PostgreSQL database holding the deployed set instead, shared by every bermd pointed at it (replicas)
+  --store-wait      how long to wait at start for the database to answer before exiting 1: 60s, 5m; 0 tries once (default 60s)
+  --reconcile-interval how often to compare the deployed set with the database's, for changes whose notice was missed (default 30s; 0 never)
   --max-image-size  largest image a deploy accepts, in bytes (default 64M)
   --token-file      file holding a bearer token every request must carry (default: no auth); required to listen beyond loopback
   --allowed-host    a name requests may address bermd by besides localhost, 127.0.0.0/8 and [::1], e.g. a reverse proxy's (repeatable)
@@ -174,6 +186,11 @@ function count(value: string, flag: string): number {
   return n;
 }
 
+/** A duration where 0 means none (no wait, never). */
+function durationOrNone(value: string, flag: string): number {
+  return parseDuration(value) === 0 ? 0 : duration(value, flag);
+}
+
 function parseCount(value: string, flag: string): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value)))
     throw new OptionsError(`${flag} ${value}: expected a whole number`);
@@ -214,6 +231,9 @@ const FLAGS = {
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'shutdown-grace': { type: 'string' },
+  store: { type: 'string' },
+  'store-wait': { type: 'string' },
+  'reconcile-interval': { type: 'string' },
   'max-listens': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -231,6 +251,18 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   if (values.help) return 'help';
   const { host, port } = parseListen(values.listen ?? `${DEFAULT_HOST}:${DEFAULT_PORT}`);
   const stateDir = path.resolve(values.state ?? defaultStateDir(env));
+  if (values.store !== undefined && values.state !== undefined)
+    throw new OptionsError('--state and --store each name where the deployed set is kept: give one');
+  const store = values.store === undefined ? undefined : parseStore(values.store);
+  if (store === undefined && (values['store-wait'] !== undefined || values['reconcile-interval'] !== undefined))
+    throw new OptionsError(
+      `--${values['store-wait'] !== undefined ? 'store-wait' : 'reconcile-interval'} applies to a --store database only`,
+    );
+  const storeWaitMs = values['store-wait'] === undefined ? DEFAULT_STORE_WAIT_MS : durationOrNone(values['store-wait'], '--store-wait');
+  const reconcileIntervalMs =
+    values['reconcile-interval'] === undefined
+      ? DEFAULT_RECONCILE_INTERVAL_MS
+      : durationOrNone(values['reconcile-interval'], '--reconcile-interval');
   const maxImageSize = values['max-image-size'] === undefined ? DEFAULT_MAX_IMAGE_SIZE : size(values['max-image-size'], '--max-image-size');
   let token: string | undefined;
   if (values['token-file'] !== undefined) {
@@ -317,6 +349,9 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     host,
     port,
     stateDir,
+    store,
+    storeWaitMs,
+    reconcileIntervalMs,
     maxImageSize,
     token,
     allowedHosts,
@@ -344,6 +379,19 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   };
 }
 
+/** A PostgreSQL URL; its text (which may hold a password) is never quoted back. */
+function parseStore(value: string, flag = '--store'): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || !isPostgresUrl(value) || url.hostname === '')
+    throw new OptionsError(`${flag}: expected a PostgreSQL URL such as postgres://USER@HOST:5432/DB`);
+  return value;
+}
+
 /** `--serve a,b --serve c`: each name one bermd can serve, each once. */
 function parseServe(values: string[]): string[] {
   const out: string[] = [];
@@ -366,4 +414,36 @@ function parseProxy(value: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new OptionsError(`--http-proxy ${value}: the proxy is reached over http: or https:`);
   return url.href;
+}
+
+/** `bermd migrate-store`: a directory store moved into a PostgreSQL one. */
+export interface MigrateStoreOptions {
+  /** The state directory whose deployed set moves (the `--state` of the bermd that kept it). */
+  from: string;
+  /** The database it moves into (the `--store` of the replicas that will share it). */
+  to: string;
+}
+
+export const MIGRATE_USAGE = `usage: bermd migrate-store --from DIR --to postgres://USER@HOST:PORT/DB
+
+  Copies every harness kept in the state directory DIR (image, bindings, deploy time, usage) into the
+  database; a name the database already holds is left as it is there, and DIR is left untouched.
+  --from  the state directory of the bermd whose deployed set moves (its --state)
+  --to    the PostgreSQL database the replicas will share (their --store)`;
+
+export function parseMigrateOptions(argv: string[]): MigrateStoreOptions | 'help' {
+  let values: { from?: string; to?: string; help?: boolean };
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: { from: { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    }).values;
+  } catch (e) {
+    throw new OptionsError((e as Error).message);
+  }
+  if (values.help) return 'help';
+  if (values.from === undefined || values.to === undefined) throw new OptionsError('migrate-store needs --from DIR and --to URL');
+  return { from: path.resolve(values.from), to: parseStore(values.to, '--to') };
 }

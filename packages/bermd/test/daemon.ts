@@ -11,6 +11,7 @@ export const BERMD_BIN = fileURLToPath(new URL('../bin/bermd.js', import.meta.ur
 export interface RunningDaemon {
   url: string;
   port: number;
+  /** The state directory; empty with a `store`. */
   stateDir: string;
   process: ChildProcess;
   /** Everything the daemon wrote on stderr (its structured log) so far. */
@@ -27,11 +28,15 @@ export interface RunningDaemon {
 
 export interface StartOptions {
   stateDir?: string;
+  /** A PostgreSQL URL: the daemon keeps its set there (`--store`) instead of in a state directory. */
+  store?: string;
   /** The loopback port to listen on (a restarted daemon's, say); a free one by default. */
   port?: number;
   args?: string[];
   /** Variables added to the daemon's environment (this process's own). */
   env?: Record<string, string>;
+  /** bermd's whole command line, in place of the listening address, the store and `args` (a refused start, a subcommand). */
+  command?: string[];
   /** Options for node itself (V8's included), before bermd's script. */
   nodeArgs?: string[];
 }
@@ -55,11 +60,26 @@ export function exited(child: ChildProcess): Promise<number | string> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
 }
 
+/** A bermd process not yet known to listen: its log can be awaited while it starts (it may wait for its store). */
+export type LaunchedDaemon = Omit<RunningDaemon, 'url' | 'port'> & {
+  /** Resolves with the running daemon once it prints its listening line; rejects if it exits first. */
+  listening: Promise<RunningDaemon>;
+};
+
 export async function startDaemon(options: StartOptions = {}): Promise<RunningDaemon> {
-  const stateDir = options.stateDir ?? (await tempDir());
+  return (await launchDaemon(options)).listening;
+}
+
+export async function launchDaemon(options: StartOptions = {}): Promise<LaunchedDaemon> {
+  const stateDir = options.stateDir ?? (options.store === undefined && options.command === undefined ? await tempDir() : '');
+  const where = options.store === undefined ? ['--state', stateDir] : ['--store', options.store];
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), BERMD_BIN, '--listen', `127.0.0.1:${options.port ?? 0}`, '--state', stateDir, ...(options.args ?? [])],
+    [
+      ...(options.nodeArgs ?? []),
+      BERMD_BIN,
+      ...(options.command ?? ['--listen', `127.0.0.1:${options.port ?? 0}`, ...where, ...(options.args ?? [])]),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...options.env },
@@ -81,31 +101,7 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (): void => {
-      const newline = stdout.indexOf('\n');
-      if (newline < 0) return;
-      const line = stdout.slice(0, newline);
-      const m = /^bermd listening on (http:\/\/\S+) \(state: (.+)\)$/.exec(line);
-      cleanup();
-      if (m) resolve(m[1]!);
-      else reject(new Error(`bermd printed ${JSON.stringify(line)} instead of its listening line`));
-    };
-    const onExit = (code: number | null, signal: string | null): void => {
-      cleanup();
-      reject(new Error(`bermd exited (${code ?? signal}) before listening:\n${stderr}`));
-    };
-    const cleanup = (): void => {
-      child.stdout!.off('data', onData);
-      child.off('exit', onExit);
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', onExit);
-  });
-
-  return {
-    url,
-    port: Number(new URL(url).port),
+  const launched: Omit<LaunchedDaemon, 'listening'> = {
     stateDir,
     process: child,
     stderr: () => stderr,
@@ -135,4 +131,29 @@ export async function startDaemon(options: StartOptions = {}): Promise<RunningDa
       return done;
     },
   };
+
+  const listening = new Promise<RunningDaemon>((resolve, reject) => {
+    const onData = (): void => {
+      const newline = stdout.indexOf('\n');
+      if (newline < 0) return;
+      const line = stdout.slice(0, newline);
+      const m = /^bermd listening on (http:\/\/\S+) \((state|store): (.+)\)$/.exec(line);
+      cleanup();
+      if (m) resolve({ ...launched, url: m[1]!, port: Number(new URL(m[1]!).port) });
+      else reject(new Error(`bermd printed ${JSON.stringify(line)} instead of its listening line`));
+    };
+    const onExit = (code: number | null, signal: string | null): void => {
+      cleanup();
+      reject(new Error(`bermd exited (${code ?? signal}) before listening:\n${stderr}`));
+    };
+    const cleanup = (): void => {
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', onExit);
+  });
+  // A launch whose listening nobody awaits (it is meant to fail) must not be an unhandled rejection.
+  listening.catch(() => {});
+  return { ...launched, listening };
 }

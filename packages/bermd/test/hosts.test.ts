@@ -128,10 +128,25 @@ describe('a real bermd answering a rebound or foreign page', () => {
     expect(local.status).toBe(200);
   });
 
+  it('refuses the page and its event stream under a foreign Host, and from a foreign Origin', async () => {
+    for (const path of ['/', '/events']) {
+      const res = await rawRequest(d.url, { path, headers: evil() });
+      expect([path, res.status, errorCode(res.body)]).toEqual([path, 403, 'forbidden-host']);
+      // What a rebound page would have read: nothing of the page, no event.
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      const framed = await rawRequest(d.url, { path, headers: { origin: 'http://evil.example' } });
+      expect([path, framed.status, errorCode(framed.body)]).toEqual([path, 403, 'forbidden-origin']);
+    }
+    // Addressed to bermd by its name, the page is served.
+    const page = await rawRequest(d.url, { path: '/' });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+  });
+
   it('refuses routes nobody serves before saying they do not exist', async () => {
-    const res = await rawRequest(d.url, { path: '/events', headers: evil() });
+    const res = await rawRequest(d.url, { path: '/nowhere', headers: evil() });
     expect([res.status, errorCode(res.body)]).toEqual([403, 'forbidden-host']);
-    expect((await rawRequest(d.url, { path: '/events' })).status).toBe(404);
+    expect((await rawRequest(d.url, { path: '/nowhere' })).status).toBe(404);
   });
 
   it('refuses /mcp as JSON-RPC: no session starts and no tool runs', async () => {

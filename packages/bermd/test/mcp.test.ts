@@ -98,7 +98,7 @@ describe('bermd /mcp', () => {
     expect(instructions.trim().split(/(?<=[.!?])\s+(?=[A-Z])/)).toHaveLength(1);
   });
 
-  it('lists every tool as {harness}.{tool} with its schemas, hints and deprecation', async () => {
+  it('lists every tool as {harness}.{tool} with its schemas, hints, deprecation, and the harness and tool it stands for', async () => {
     const { tools } = await c.client.listTools();
     const names = tools.map((t) => t.name);
     expect(names).toEqual([...names].sort());
@@ -124,6 +124,7 @@ describe('bermd /mcp', () => {
       inputSchema: manifest.tools[0]!.arguments,
       outputSchema: manifest.tools[0]!.returns,
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      _meta: { 'berm/harness': 'sample', 'berm/tool': 'echo' },
     });
     // A string result is no output schema: MCP's outputSchema is an object schema.
     expect(byName.get('sample.old')).toEqual({
@@ -131,6 +132,7 @@ describe('bermd /mcp', () => {
       description: 'Deprecated. Answers a string.',
       inputSchema: { type: 'object' },
       annotations: { readOnlyHint: false, openWorldHint: false },
+      _meta: { 'berm/harness': 'sample', 'berm/tool': 'old' },
     });
     // The manifest's uint32 is the range it means: no client knows the format.
     expect(byName.get('relay.forecast')!.inputSchema).toEqual({
@@ -528,6 +530,7 @@ describe('bermd /mcp', () => {
         description: 'Deprecated. Answers a string.',
         outputSchema: { type: 'string' },
         annotations: { readOnlyHint: false, openWorldHint: false },
+        _meta: { 'berm/harness': 'sample', 'berm/tool': 'old' },
       });
     });
 

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BermdError } from 'bermd';
 import { digestOf, Registry } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { codeOf, ticking } from './core.js';
 import { removeDir, tempDir } from './daemon.js';
 import { refusals } from './refusals.js';
 import { DEFAULT_LIMITS } from '../dist/limits.js';
@@ -20,24 +21,8 @@ afterEach(async () => {
   await removeDir(stateDir);
 });
 
-/** A clock that ticks one second per reading, so every timestamp differs. */
-function ticking(start = Date.UTC(2026, 0, 1)): () => Date {
-  let t = start;
-  return () => new Date((t += 1000));
-}
-
 const open = (now?: () => Date) => Registry.open({ stateDir, logger, now });
 const storeDir = () => path.join(stateDir, 'harnesses');
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(BermdError);
-    return (e as BermdError).code;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('Registry', () => {
   it('deploys, lists, gets, serves the image and undeploys', async () => {

@@ -65,6 +65,29 @@ describe('crab deploy and the compatibility gate', { timeout: 120_000 }, () => {
     expect(await digestOf('h')).toBe(before);
   });
 
+  it('--dry-run is refused as the deploy would be, and forced says what it would replace; nothing changes', async () => {
+    const before = await digestOf('h');
+    let r = await runCli(['deploy', '--dry-run', 'h', files.none!], { env: env() });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('refused: callers used these in the last 30 days:');
+    expect(r.stderr).toContain('deploy with --force to replace it anyway');
+
+    r = await runCli(['deploy', '--dry-run', '--force', 'h', files.none!], { env: env() });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')[0]).toMatch(/^would replace h 0\.2\.0 \([0-9a-f]{12}\) \(dry run: nothing stored\)$/);
+    expect(r.stdout).toContain('tool-removed');
+
+    r = await runCli(['deploy', '--dry-run', '--json', 'fresh', files.echoOnly!], { env: env() });
+    expect(r.code).toBe(0);
+    const answer = JSON.parse(r.stdout);
+    expect(answer).toMatchObject({ name: 'fresh', version: '0.2.0', dry_run: true, replaced: false, tools: ['echo'] });
+    expect(answer.manifest.tools.map((t: { name: string }) => t.name)).toEqual(['echo']);
+
+    expect(await digestOf('h')).toBe(before);
+    const listed = await runCli(['ls', '--json'], { env: env() });
+    expect(JSON.parse(listed.stdout).map((h: { name: string }) => h.name)).not.toContain('fresh');
+  });
+
   it('with --json prints the refusal as one error document and nothing else', async () => {
     const r = await runCli(['deploy', '--json', 'h', files.none!], { env: env() });
     expect(r.code).toBe(1);

@@ -18,6 +18,8 @@ describe('exitCodeFor', () => {
     expect(exitCodeFor('usage')).toBe(2);
     expect(exitCodeFor('file-not-found')).toBe(2);
     expect(exitCodeFor('daemon-unreachable')).toBe(3);
+    // bermd answered, but the database it keeps its set in did not: a retry later may succeed.
+    expect(exitCodeFor('store-unavailable', 503)).toBe(3);
   });
 
   it('falls back on the HTTP status for codes the table does not know', () => {

@@ -21,4 +21,5 @@ export type {
   DeployAnswer,
   ErrorBody,
   BreaksCallersError,
+  HarnessChange,
 } from './types.js';

@@ -13,4 +13,5 @@ export type {
   DeployAnswer,
   ErrorBody,
   BreaksCallersError,
+  HarnessChange,
 } from '@berm/protocol';

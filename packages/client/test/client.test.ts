@@ -173,6 +173,18 @@ describe('BermClient and the compatibility gate', () => {
     try {
       expect((await client.get('h')).usage).toEqual({ tools: { echo: new Date(usedAt).toISOString(), size: null }, events: {} });
       const next = await harnessImage(manifestWithTools([]));
+      // A dry run is refused as the deploy would be; forced, it answers what the deploy would, and changes nothing.
+      const dry = await failure(client.deploy('h', next, { dryRun: true }));
+      expect([dry.code, dry.status]).toEqual(['breaks-callers', 409]);
+      const forcedDry = await client.deploy('h', next, { dryRun: true, force: true });
+      expect(forcedDry).toMatchObject({ name: 'h', digest: sha256(next), dry_run: true, replaced: true, tools: [] });
+      expect(forcedDry.reported.map((b) => [b.tool, b.used])).toEqual([
+        ['echo', true],
+        ['size', false],
+      ]);
+      expect(forcedDry.manifest?.tools).toEqual([]);
+      expect((await client.get('h')).tools).toEqual(['echo', 'size']);
+
       const e = await failure(client.deploy('h', next));
       expect([e.code, e.status]).toEqual(['breaks-callers', 409]);
       const body = e.body as unknown as BreaksCallersError;

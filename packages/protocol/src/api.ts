@@ -86,11 +86,15 @@ export interface DeployAnswer {
   /** Breaks of the replaced harness the deploy went through with, each with its last use; `used` marks those it was forced past. */
   reported: GatedBreak[];
   notices: Notice[];
+  /** Set by a dry run (`?dry-run=true`): every check and the gate passed, and nothing was stored, served or announced. */
+  dry_run?: true;
+  /** A dry run's answer carries the manifest the daemon read from the image, so a client can show what it declares. */
+  manifest?: ManifestData;
 }
 
 /** A deploy's answer with what its status says. */
 export interface DeployResult extends DeployAnswer {
-  /** True when an existing harness was replaced (HTTP 200), false when it is new (201). */
+  /** True when an existing harness was replaced (HTTP 200), false when it is new (201); for a dry run, what the deploy would do. */
   replaced: boolean;
 }
 
@@ -106,3 +110,9 @@ export interface BreaksCallersError {
   /** The other breaks, which alone would only have been reported. */
   reported: GatedBreak[];
 }
+
+/**
+ * One change of the deployed set, as `GET /events` sends it: the `data` of an event named by its
+ * `type`. A deploy (new or replacing) or an undeploy, made by anyone; a dry run is none.
+ */
+export type HarnessChange = { type: 'deployed'; name: string; replaced: boolean } | { type: 'undeployed'; name: string };

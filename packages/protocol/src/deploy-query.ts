@@ -1,7 +1,7 @@
 /**
- * The query of `PUT /harnesses/{name}`: `force`, and the bindings the operator gives the harness beside
- * its image (the body stays the image, so a deploy is one request). Encoded by the client, decoded by
- * the daemon, here once so the two read the same parameters the same way.
+ * The query of `PUT /harnesses/{name}`: `force`, `dry-run`, and the bindings the operator gives the
+ * harness beside its image (the body stays the image, so a deploy is one request). Encoded by the
+ * client, decoded by the daemon, here once so the two read the same parameters the same way.
  *
  * `timeout` is a duration, `max_memory` and `max_result_size` sizes, `max_concurrency` a count (units.ts); `grant` repeats, and
  * its values are read by the daemon against the image (see bermd's deploy/bindings.ts).
@@ -11,7 +11,7 @@ import { ApiError } from './errors.js';
 import { MIN_MEMORY_BYTES, readCountLimit, readDurationLimit, readSizeLimit } from './units.js';
 
 /** Every parameter a deploy takes, in the order its messages list them. */
-export const DEPLOY_PARAMS = ['force', 'timeout', 'max_memory', 'max_result_size', 'max_concurrency', 'grant'] as const;
+export const DEPLOY_PARAMS = ['force', 'dry-run', 'timeout', 'max_memory', 'max_result_size', 'max_concurrency', 'grant'] as const;
 
 /**
  * The query as JSON Schema, for a server that validates it before the decoder reads it: every
@@ -22,6 +22,7 @@ export const DEPLOY_QUERY_SCHEMA = {
   type: 'object',
   properties: {
     force: { type: 'string' },
+    'dry-run': { type: 'string' },
     timeout: { type: 'string' },
     max_memory: { type: 'string' },
     max_result_size: { type: 'string' },
@@ -43,6 +44,8 @@ export function repeatedParameterMessage(key: string, times: number): string {
 export interface DeployOptions {
   /** Deploy even when the new image breaks recent callers. */
   force?: boolean;
+  /** Run every check and the compatibility gate and answer as the deploy would (or refuse as it would), storing and serving nothing. */
+  dryRun?: boolean;
   /** The harness's own call time limit, below the daemon's: `500ms`, `10s`, `2m`, or a number of milliseconds. */
   timeout?: string | number;
   /** The harness's own memory cap, below the daemon's: `16M`, `512K`, or a number of bytes. */
@@ -62,6 +65,7 @@ export interface DeployOptions {
 export function encodeDeployQuery(options: DeployOptions): string {
   const query = new URLSearchParams();
   if (options.force) query.set('force', 'true');
+  if (options.dryRun) query.set('dry-run', 'true');
   if (options.timeout !== undefined) query.set('timeout', typeof options.timeout === 'number' ? `${options.timeout}ms` : options.timeout);
   if (options.maxMemory !== undefined) query.set('max_memory', String(options.maxMemory));
   if (options.maxResultSize !== undefined) query.set('max_result_size', String(options.maxResultSize));
@@ -74,6 +78,8 @@ export function encodeDeployQuery(options: DeployOptions): string {
 /** A deploy's query as the daemon reads it. */
 export interface DeployRequest {
   force: boolean;
+  /** Every check and the gate, nothing stored, served or announced. */
+  dryRun: boolean;
   limits: LimitBindings;
   /** The `grant` values as given, in order; absent when none is. */
   grants?: string[];
@@ -110,6 +116,7 @@ function limit(query: ParsedQuery, key: string, read: (name: string, text: strin
  */
 export function decodeDeployQuery(query: ParsedQuery): DeployRequest {
   const force = flag(query, 'force');
+  const dryRun = flag(query, 'dry-run');
   for (const key of Object.keys(query)) {
     if (!(DEPLOY_PARAMS as readonly string[]).includes(key)) {
       throw new ApiError('bad-request', unknownParameterMessage(key));
@@ -128,6 +135,6 @@ export function decodeDeployQuery(query: ParsedQuery): DeployRequest {
   if (result !== undefined) limits.max_result_bytes = result;
   if (concurrency !== undefined) limits.max_concurrency = concurrency;
   const grant = query.grant;
-  if (grant === undefined) return { force, limits };
-  return { force, limits, grants: Array.isArray(grant) ? grant : [grant] };
+  if (grant === undefined) return { force, dryRun, limits };
+  return { force, dryRun, limits, grants: Array.isArray(grant) ? grant : [grant] };
 }

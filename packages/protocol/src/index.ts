@@ -13,6 +13,7 @@ export type {
   DeployAnswer,
   DeployResult,
   BreaksCallersError,
+  HarnessChange,
 } from './api.js';
 export { HARNESS_NAME, isHarnessName, badHarnessNameMessage } from './names.js';
 export {

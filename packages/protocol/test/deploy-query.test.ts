@@ -27,6 +27,7 @@ describe('the deploy query', () => {
   it('decodes what the client encodes', () => {
     const search = encodeDeployQuery({
       force: true,
+      dryRun: true,
       timeout: 1500,
       maxMemory: '16M',
       maxResultSize: 4096,
@@ -36,21 +37,33 @@ describe('the deploy query', () => {
     expect(search.startsWith('?')).toBe(true);
     expect(decodeDeployQuery(parsed(search))).toEqual({
       force: true,
+      dryRun: true,
       limits: { timeout_ms: 1500, max_memory_bytes: 16 * 1024 * 1024, max_result_bytes: 4096, max_concurrency: 2 },
       grants: ['secret=a', 'berm.http.fetch=api.example.com'],
     });
     expect(encodeDeployQuery({})).toBe('');
-    expect(decodeDeployQuery({})).toEqual({ force: false, limits: {} });
+    expect(decodeDeployQuery({})).toEqual({ force: false, dryRun: false, limits: {} });
     expect(decodeDeployQuery({ grant: 'none' }).grants).toEqual(['none']);
   });
 
-  it('reads force as true or false', () => {
+  it('reads force and dry-run as true or false', () => {
     for (const yes of ['', 'true', '1']) expect(decodeDeployQuery({ force: yes }).force).toBe(true);
     for (const no of ['false', '0']) expect(decodeDeployQuery({ force: no }).force).toBe(false);
+    for (const yes of ['', 'true', '1']) expect(decodeDeployQuery({ 'dry-run': yes })).toMatchObject({ force: false, dryRun: true });
+    for (const no of ['false', '0']) expect(decodeDeployQuery({ 'dry-run': no }).dryRun).toBe(false);
     expect(refusal({ force: 'maybe' })).toMatchObject({
       code: 'bad-request',
       status: 400,
       message: 'query parameter force=maybe: expected true or false',
+    });
+    expect(refusal({ 'dry-run': 'maybe' })).toMatchObject({
+      code: 'bad-request',
+      message: 'query parameter dry-run=maybe: expected true or false',
+    });
+    // The spelling is the flag's, `crab deploy --dry-run`: an underscore is refused like any unknown parameter.
+    expect(refusal({ dry_run: 'true' })).toMatchObject({
+      code: 'bad-request',
+      message: expect.stringContaining('unknown query parameter dry_run'),
     });
   });
 

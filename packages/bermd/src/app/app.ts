@@ -1,17 +1,30 @@
 /**
  * The HTTP app every route of bermd lives in. The app holds what applies to every request, before any
- * plugin's route is reached: the Host and Origin checks, bodies read as bytes, the bearer token,
- * answers that end their connection once the daemon is closing, and the JSON 404. The rooms serve their
- * routes as encapsulated plugins registered into it (control/, mcp/), each with its own error handler; a
- * check every request must pass is one more hook here.
+ * plugin's route is reached: the Host and Origin checks, bodies read as bytes, the bearer token (which
+ * routes flagged `public` skip), new requests refused and connections let go of once the daemon is
+ * closing (closing.ts), and the JSON 404. The rooms serve their routes as encapsulated plugins
+ * registered into it (control/, mcp/, ui/), each with its own error handler; a check every request must
+ * pass is one more hook here.
  */
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { BermdError } from '../errors.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../limits.js';
+import { closeConnectionsOnClose } from './closing.js';
 import { replyWithError } from './errors.js';
 import { HostPolicy } from './hosts.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A route that carries no data, served without the token: the page's static files (ui/), which a
+     * browser navigating to `/` fetches before the page can ask for the token. Set by the plugin that
+     * adds the route, read by the token check below, and nowhere else.
+     */
+    public?: boolean;
+  }
+}
 
 export interface AppOptions {
   logger: Logger;
@@ -48,15 +61,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     http: { headersTimeout, connectionsCheckingInterval: checkingInterval(Math.min(headersTimeout, requestTimeout)) },
   });
 
-  // Once the daemon is closing, a new request is refused (503 shutting-down), and answers sent end their
-  // connection, so a client holding it open for keep-alive does not keep a stopping daemon waiting.
+  // Once the daemon is closing, a new request is refused (503 shutting-down), and a stopping daemon
+  // waits on no connection a client holds open (closing.ts).
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close');
-  });
+  closeConnectionsOnClose(app);
 
   // First of all, for every route (a plugin's, the 404, whatever is served later): a request addressed to
   // a name that is not this daemon's, or sent by a web page from elsewhere, is refused before anything
@@ -82,6 +93,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   if (options.token !== undefined) {
     const expected = Buffer.from(options.token);
     app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.config.public === true) return;
       // An auth scheme is case-insensitive and followed by one or more spaces (RFC 9110 §11.1, RFC 6750 §2.1).
       const credentials = /^bearer +(.*)$/is.exec(request.headers.authorization ?? '');
       const given = Buffer.from(credentials?.[1] ?? '');

@@ -1,13 +1,15 @@
 /**
- * The control API (spec §5) as a fastify plugin over a registry: the routes and their schemas, and the
- * plugin's own error handler, which answers every failure as `{"error": {...}}`. Listening is the
- * caller's business; what every request passes first (the token) is the app's (app/).
+ * The control API (spec §5) as a fastify plugin over a registry: the routes and their schemas, the
+ * stream of the deployed set's changes (`GET /events`, events.ts), and the plugin's own error
+ * handler, which answers every failure as `{"error": {...}}`. Listening is the caller's business;
+ * what every request passes first (the token) is the app's (app/).
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { ApiError, badHarnessNameMessage, type ParsedQuery } from '@berm/protocol';
 import { apiErrorOf, drainRejectedBody, replyWithError } from '../app/index.js';
 import { readDeployQuery, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
+import { addChangeStream } from './events.js';
 import { DEPLOY_SCHEMA, HARNESS_SCHEMA, queryError, validatorCompiler } from './schemas.js';
 
 export interface ControlOptions {
@@ -58,9 +60,9 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     async (request, reply) => {
       const body = request.body;
       const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-      // Limits and grants travel as query parameters beside force, so a deploy stays one request whose body is the image.
-      const { force, bindings } = readDeployQuery(request.query);
-      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, bindings });
+      // Limits and grants travel as query parameters beside force and dry-run, so a deploy stays one request whose body is the image.
+      const { force, dryRun, bindings } = readDeployQuery(request.query);
+      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, dryRun, bindings });
       return reply.code(replaced ? 200 : 201).send(result);
     },
   );
@@ -78,4 +80,6 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     await registry.undeploy(request.params.name);
     return reply.code(204).send();
   });
+
+  addChangeStream(app, registry);
 };

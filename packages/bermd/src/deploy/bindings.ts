@@ -87,10 +87,10 @@ export function parseGrant(text: string): GrantSpec {
 }
 
 /**
- * A deploy's query (`@berm/protocol`'s `decodeDeployQuery`) with its grants read: `force`, and the
+ * A deploy's query (`@berm/protocol`'s `decodeDeployQuery`) with its grants read: `force`, `dryRun`, and the
  * bindings. Throws `BermdError` 400 (`bad-request`, `bad-limit`, `bad-grant`).
  */
-export function readDeployQuery(query: ParsedQuery): { force: boolean; bindings: BindingRequest } {
+export function readDeployQuery(query: ParsedQuery): { force: boolean; dryRun: boolean; bindings: BindingRequest } {
   let decoded: DeployRequest;
   try {
     decoded = decodeDeployQuery(query);
@@ -105,7 +105,7 @@ export function readDeployQuery(query: ParsedQuery): { force: boolean; bindings:
     }
     bindings.grants = specs;
   }
-  return { force: decoded.force, bindings };
+  return { force: decoded.force, dryRun: decoded.dryRun, bindings };
 }
 
 /** The bindings of a deploy request from its query (see `readDeployQuery`). */

@@ -19,14 +19,18 @@
  * the new image with metadata naming the old digest, which is repaired from the image keeping the
  * bindings recorded for the new digest. A digest without recorded bindings has the defaults, which is
  * also what a deploy without bindings stores, so a deploy without them needs no first write.
+ *
+ * A state directory belongs to one process: a transaction's hold on a name is the in-process queue of
+ * that name, and nothing is watched for changes made elsewhere.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { isHarnessName } from '@berm/protocol';
 import { digestOf } from './checks.js';
-import { emptyUsage } from './gate.js';
-import type { HarnessMeta, HarnessStore, StoredHarness } from './store.js';
+import { emptyUsage, laterUse, mergeUsage, type UsageRecord } from './gate.js';
+import { KeyedQueue } from './keyed-queue.js';
+import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction } from './store.js';
 import { decodeMeta, encodeMeta, onlyCurrent } from './store-codec.js';
 import { reached } from '../faults.js';
 
@@ -34,8 +38,11 @@ const TEMP_PREFIX = '.tmp-';
 
 export class DirectoryStore implements HarnessStore {
   readonly dir: string;
+  readonly location: string;
+  private readonly holds = new KeyedQueue();
 
-  private constructor(dir: string) {
+  private constructor(stateDir: string, dir: string) {
+    this.location = stateDir;
     this.dir = dir;
   }
 
@@ -43,7 +50,7 @@ export class DirectoryStore implements HarnessStore {
   static async open(stateDir: string): Promise<DirectoryStore> {
     const dir = path.join(stateDir, 'harnesses');
     await mkdir(dir, { recursive: true });
-    const store = new DirectoryStore(dir);
+    const store = new DirectoryStore(stateDir, dir);
     for (const entry of await readdir(dir)) {
       if (entry.startsWith(TEMP_PREFIX)) await rm(path.join(dir, entry), { force: true });
     }
@@ -91,7 +98,44 @@ export class DirectoryStore implements HarnessStore {
       await this.syncDir();
       repaired = true;
     }
-    return { name, bytes, digest, meta, repaired };
+    return { name, bytes, digest, meta, revision: revisionOf(meta), repaired };
+  }
+
+  async heads(): Promise<StoredHead[]> {
+    const heads: StoredHead[] = [];
+    for (const name of await this.names()) {
+      const head = await this.head(name);
+      if (head !== null) heads.push(head);
+    }
+    return heads;
+  }
+
+  /**
+   * Read from the metadata alone: within a process's life it names the image beside it (every write
+   * leaves the two agreeing, and a stop between them is repaired by `load` on open). Metadata that is
+   * missing or for another image is repaired from the image here too.
+   */
+  async head(name: string): Promise<StoredHead | null> {
+    const meta = await this.readMeta(name);
+    if (meta !== null && meta.name === name && (await exists(this.imagePath(name)))) return headOf(meta);
+    const stored = await this.load(name);
+    return stored === null ? null : headOf(stored.meta);
+  }
+
+  /** The hold on a name is this process's queue for it: a state directory belongs to one process. */
+  transaction<T>(name: string, work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.holds.run(name, async () => {
+      const tx: StoreTransaction = {
+        current: await this.head(name),
+        readImage: () => this.readImage(name),
+        save: async (bytes, meta) => {
+          await this.save(name, bytes, meta);
+          return revisionOf(meta);
+        },
+        remove: () => this.remove(name),
+      };
+      return work(tx);
+    });
   }
 
   /** Metadata files whose image is gone: what an undeploy stopped halfway leaves. */
@@ -122,7 +166,7 @@ export class DirectoryStore implements HarnessStore {
    * Stores an image and its metadata; the image's rename is the commit point (for the same image with new
    * bindings, the first metadata write is). `meta.bindings` holds the new image's bindings, if any.
    */
-  async save(name: string, bytes: Uint8Array, meta: HarnessMeta): Promise<void> {
+  private async save(name: string, bytes: Uint8Array, meta: HarnessMeta): Promise<void> {
     const fresh = meta.bindings?.[meta.digest];
     if (fresh !== undefined) {
       const current = await this.readMeta(name);
@@ -153,13 +197,23 @@ export class DirectoryStore implements HarnessStore {
     reached('store-synced');
   }
 
-  async saveMeta(meta: HarnessMeta): Promise<void> {
-    await this.writeAtomic(this.metaPath(meta.name), Buffer.from(encodeMeta(meta)));
-    await this.syncDir();
+  async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {
+    await this.holds.run(name, async () => {
+      const meta = await this.readMeta(name);
+      if (meta === null || !(await exists(this.imagePath(name)))) return;
+      mergeUsage(meta.used, used);
+      meta.last_used_at = laterUse(meta.last_used_at, lastUsedAt);
+      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(meta)));
+      await this.syncDir();
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.holds.drain();
   }
 
   /** Removes a harness; the image's unlink is the commit point. Returns false when nothing was stored. */
-  async remove(name: string): Promise<boolean> {
+  private async remove(name: string): Promise<boolean> {
     let removed = true;
     try {
       await unlink(this.imagePath(name));
@@ -215,6 +269,15 @@ export class DirectoryStore implements HarnessStore {
       await handle.close();
     }
   }
+}
+
+/** A deploy's time and image tell two deploys of a name apart, in one process. */
+function revisionOf(meta: HarnessMeta): string {
+  return `${meta.deployed_at} ${meta.digest}`;
+}
+
+function headOf(meta: HarnessMeta): StoredHead {
+  return { name: meta.name, digest: meta.digest, revision: revisionOf(meta), last_used_at: meta.last_used_at, used: meta.used };
 }
 
 async function exists(p: string): Promise<boolean> {

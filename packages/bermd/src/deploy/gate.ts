@@ -27,6 +27,20 @@ export function emptyUsage(): UsageRecord {
   return { tools: {}, events: {} };
 }
 
+/** The later of two uses (ISO 8601 in UTC, so they compare as text); null when neither happened. */
+export function laterUse(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (a === null || a === undefined) return b ?? null;
+  if (b === null || b === undefined) return a;
+  return b > a ? b : a;
+}
+
+/** Writes `from`'s uses into `into`, a use only ever moving later: calls finish out of order, and processes sharing a store each saw some. */
+export function mergeUsage(into: UsageRecord, from: UsageRecord): UsageRecord {
+  for (const [tool, at] of Object.entries(from.tools)) into.tools[tool] = laterUse(into.tools[tool], at)!;
+  for (const [event, at] of Object.entries(from.events)) into.events[event] = laterUse(into.events[event], at)!;
+  return into;
+}
+
 export interface GateResult {
   /** Every break, in the order the manifest library lists them. */
   all: GatedBreak[];

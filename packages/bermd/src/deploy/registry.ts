@@ -2,8 +2,17 @@
  * The daemon's core: the deployed set, kept in memory and in a store, with no transport. Deploy and
  * restore admit an image the same way (admission.ts); the compatibility gate (gate.ts) stands between a
  * deploy's checks and anything being prepared or stored.
+ *
+ * A deploy decides inside the store's transaction on its name: the gate compares the image with what the
+ * store holds under the name when the hold is taken, not with this process's copy, so two deploys of one
+ * name through two processes sharing a store each compare against what the other stored.
+ *
+ * With a store that other processes share (`HarnessStore.watch`), the registry follows what they do: a
+ * change they make is installed here (compiled, prepared, committed) and announced through `onChange`
+ * like one made here; a periodic reconciliation, and one after each reconnection, catches what a missed
+ * notification would have told.
  */
-import type { Manifest } from '@berm/manifest';
+import { Manifest } from '@berm/manifest';
 import type { DeployResult, GrantSet, HarnessDetail, HarnessSummary, Limits, Notice } from '@berm/protocol';
 import type { Logger } from 'pino';
 import { assertHarnessName, BermdError } from '../errors.js';
@@ -16,15 +25,21 @@ import {
   DEFAULT_BREAKS_WINDOW_MS,
   emptyUsage,
   gateBreaks,
+  laterUse,
+  mergeUsage,
   usageOf,
   type GatedBreak,
   type UsageRecord,
 } from './gate.js';
-import type { HarnessMeta, HarnessStore } from './store.js';
+import { KeyedQueue } from './keyed-queue.js';
+import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction } from './store.js';
 import { reached } from '../faults.js';
 
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
 const USAGE_FLUSH_MS = 5000;
+
+/** How often a registry on a shared store compares its set with the store's, for notifications it missed (`--reconcile-interval`). */
+export const DEFAULT_RECONCILE_INTERVAL_MS = 30_000;
 
 /** A deployed harness as the daemon holds it: compiled once, at deploy or on restore. */
 export interface Harness {
@@ -39,6 +54,8 @@ export interface Harness {
   bindings: Bindings;
   limits: Limits;
   grants: GrantSet;
+  /** The store's revision of this deploy: what tells this copy from a later deploy made elsewhere. */
+  revision: string;
 }
 
 export interface Use {
@@ -77,6 +94,8 @@ export interface RegistryOptions {
   bounds?: Limits;
   /** Whether the operator provides `secret` to calls that enter through `harness`; a deploy notes the granted secrets that are not. */
   secretAvailable?: (secret: string, harness: string) => boolean;
+  /** With a shared store, how often the set is compared with the store's; `DEFAULT_RECONCILE_INTERVAL_MS` when unset, 0 never. */
+  reconcileIntervalMs?: number;
 }
 
 export interface DeployOptions {
@@ -84,6 +103,8 @@ export interface DeployOptions {
   force?: boolean;
   /** The operator's limits and grants for this deploy; without them, the defaults (see bindings.ts). */
   bindings?: BindingRequest;
+  /** Run every check and the gate and answer as the deploy would, but store, serve and announce nothing. */
+  dryRun?: boolean;
 }
 
 export interface SkippedHarness {
@@ -92,7 +113,10 @@ export interface SkippedHarness {
   message: string;
 }
 
-export type ChangeEvent = { kind: 'deployed'; name: string; replaced: boolean } | { kind: 'undeployed'; name: string };
+/** A change of the deployed set; `elsewhere` when another process sharing the store made it and this one followed. */
+export type ChangeEvent =
+  | { kind: 'deployed'; name: string; replaced: boolean; elsewhere?: boolean }
+  | { kind: 'undeployed'; name: string; elsewhere?: boolean };
 
 /** The deployed set. Operations on one name run one after another; different names proceed concurrently. */
 export class Registry {
@@ -100,9 +124,13 @@ export class Registry {
   /** Stored harnesses that did not load on open, each logged and left out. */
   readonly skipped: SkippedHarness[] = [];
   private readonly harnesses = new Map<string, Harness>();
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queue = new KeyedQueue();
   private readonly listeners = new Set<(event: ChangeEvent) => void>();
   private readonly unsavedUse = new Map<string, NodeJS.Timeout>();
+  /** Names whose usage could not be written, so a store out of reach is logged once per name, not every few seconds. */
+  private readonly usageUnwritten = new Set<string>();
+  /** Revisions of a shared store that do not load here (logged once), by name: not tried again until the name changes. */
+  private readonly refused = new Map<string, string>();
   private readonly policy: AdmissionPolicy;
   private readonly logger: Logger;
   private readonly now: () => Date;
@@ -110,6 +138,10 @@ export class Registry {
   private readonly breaksWindowMs: number;
   private readonly secretAvailable?: (secret: string, harness: string) => boolean;
   private closing = false;
+  private stopWatching?: () => void;
+  private reconcileTimer?: NodeJS.Timeout;
+  private reconciling?: Promise<void>;
+  private reconcileAgain = false;
 
   private constructor(store: HarnessStore, options: RegistryOptions) {
     this.store = store;
@@ -124,11 +156,12 @@ export class Registry {
     this.secretAvailable = options.secretAvailable;
   }
 
-  /** Opens the store and restores every stored harness that still passes the deploy checks. */
+  /** Opens the store and restores every stored harness that still passes the deploy checks; then follows a shared store. */
   static async open(options: RegistryOptions): Promise<Registry> {
     const store = options.store ?? (await DirectoryStore.open(options.stateDir));
     const registry = new Registry(store, options);
     await registry.restore();
+    registry.watch(options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS);
     return registry;
   }
 
@@ -137,42 +170,56 @@ export class Registry {
       this.logger.info({ harness: name }, 'removed metadata left by an interrupted undeploy');
     }
     for (const name of await this.store.names()) {
+      let stored: StoredHarness | null = null;
       try {
-        const stored = await this.store.load(name);
+        stored = await this.store.load(name);
         if (stored === null) continue;
-        const kept = stored.meta.bindings?.[stored.digest] ?? {};
-        // The daemon's limits may have been lowered since the deploy: they bound every harness's.
-        const {
-          harness: checked,
-          bindings,
-          clamped,
-        } = await admit(stored.bytes, { limits: kept, grants: kept.grants }, this.policy, 'restore');
-        if (clamped.length > 0)
-          this.logger.warn({ harness: name, limits: clamped }, "the harness's own limits are above the daemon's now; the daemon's apply");
-        const prepared = await this.hooks.prepare?.(name, checked);
-        this.hooks.commit?.(name, prepared);
-        this.harnesses.set(name, {
-          name,
-          digest: checked.digest,
-          manifest: checked.manifest,
-          module: checked.module,
-          deployedAt: stored.meta.deployed_at,
-          lastUsedAt: stored.meta.last_used_at,
-          used: stored.meta.used,
-          bindings,
-          limits: checked.limits,
-          grants: checked.grants,
-        });
+        await this.install(stored);
         if (stored.repaired)
-          this.logger.warn({ harness: name, digest: checked.digest }, 'metadata did not match the stored image and was derived from it');
-        this.logger.info({ harness: name, digest: checked.digest }, 'restored harness');
+          this.logger.warn({ harness: name, digest: stored.digest }, 'metadata did not match the stored image and was derived from it');
+        this.logger.info({ harness: name, digest: stored.digest }, 'restored harness');
       } catch (e) {
         const code = e instanceof BermdError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'internal');
         const message = (e as Error).message;
         this.skipped.push({ name, code, message });
+        if (stored !== null) this.refused.set(name, stored.revision);
         this.logger.error({ harness: name, code, err: message }, 'stored harness no longer loads; skipped');
       }
     }
+  }
+
+  /**
+   * Admits a stored harness as a restore does (the daemon's limits may have been lowered since its deploy:
+   * they bound every harness's), prepares and commits it. Throws what refuses it, the set left as it was.
+   */
+  private async install(stored: StoredHarness): Promise<Harness> {
+    const { name } = stored;
+    const kept = stored.meta.bindings?.[stored.digest] ?? {};
+    const {
+      harness: checked,
+      bindings,
+      clamped,
+    } = await admit(stored.bytes, { limits: kept, grants: kept.grants }, this.policy, 'restore');
+    if (clamped.length > 0)
+      this.logger.warn({ harness: name, limits: clamped }, "the harness's own limits are above the daemon's now; the daemon's apply");
+    const prepared = await this.hooks.prepare?.(name, checked);
+    this.hooks.commit?.(name, prepared);
+    const harness: Harness = {
+      name,
+      digest: checked.digest,
+      manifest: checked.manifest,
+      module: checked.module,
+      deployedAt: stored.meta.deployed_at,
+      lastUsedAt: stored.meta.last_used_at,
+      used: stored.meta.used,
+      bindings,
+      limits: checked.limits,
+      grants: checked.grants,
+      revision: stored.revision,
+    };
+    this.harnesses.set(name, harness);
+    this.refused.delete(name);
+    return harness;
   }
 
   /** Checks, compiles and stores an image under `name`, replacing what was there. */
@@ -182,50 +229,64 @@ export class Registry {
       reached('deploy-received');
       const { grants: grantSpecs, ...limits } = options.bindings ?? {};
       const { harness: checked, bindings } = await admit(bytes, { limits, grantSpecs }, this.policy, 'deploy');
-      const previous = this.harnesses.get(name);
-      // The gate runs before anything is prepared or stored, so a refusal leaves the harness as it was.
-      let reported: GatedBreak[] = [];
-      if (previous !== undefined) {
-        const gate = gateBreaks(previous.manifest, checked.manifest, previous.used, this.now(), this.breaksWindowMs);
-        if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
-        if (gate.refusing.length > 0)
-          this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
-        reported = gate.all;
+      const outcome = await this.store.transaction(name, async (tx) => {
+        const { current } = tx;
+        const held = this.harnesses.get(name);
+        // Callers use a name, whichever image answers to it: usage carries over a replace. The store has
+        // every process's written uses; this process's copy may hold some not yet written.
+        const used = current === null ? emptyUsage() : mergeUsage(mergeUsage(emptyUsage(), current.used), held?.used ?? emptyUsage());
+        const lastUsedAt = current === null ? null : laterUse(current.last_used_at, held?.lastUsedAt);
+        // The gate compares with what the store holds now, and runs before anything is prepared or stored,
+        // so a refusal leaves the harness as it was.
+        let reported: GatedBreak[] = [];
+        // An image stored under the name whose manifest does not read was never served: nothing to compare, nothing replaced.
+        const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
+        if (previous !== null) {
+          const gate = gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs);
+          if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
+          if (gate.refusing.length > 0)
+            this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
+          reported = gate.all;
+        }
+        const prepared = await this.hooks.prepare?.(name, checked);
+        reached('deploy-prepared');
+        const replaced = previous !== null;
+        // A dry run stops here: every check and the gate (against what the store holds now) have passed, and
+        // nothing is stored, committed or announced.
+        if (options.dryRun === true) return { dryRun: true as const, reported, replaced };
+        const harness: Harness = {
+          name,
+          digest: checked.digest,
+          manifest: checked.manifest,
+          module: checked.module,
+          deployedAt: this.now().toISOString(),
+          lastUsedAt,
+          used,
+          bindings,
+          limits: checked.limits,
+          grants: checked.grants,
+          revision: '',
+        };
+        harness.revision = await tx.save(bytes, metaOf(harness), checked.manifest.data);
+        return { dryRun: false as const, harness, prepared, reported, replaced };
+      });
+      if (outcome.dryRun) {
+        this.logger.info({ harness: name, digest: checked.digest, replaced: outcome.replaced }, 'dry run of a deploy passed');
+        const notices = this.notices(name, checked.manifest, checked.grants);
+        return {
+          ...deployResult(name, checked, outcome.reported, notices, outcome.replaced),
+          dry_run: true,
+          manifest: checked.manifest.data,
+        };
       }
-      const prepared = await this.hooks.prepare?.(name, checked);
-      reached('deploy-prepared');
-      const deployedAt = this.now().toISOString();
-      // Callers use a name, whichever image answers to it: usage carries over a replace.
-      const lastUsedAt = previous?.lastUsedAt ?? null;
-      const used = previous?.used ?? emptyUsage();
-      const harness: Harness = {
-        name,
-        digest: checked.digest,
-        manifest: checked.manifest,
-        module: checked.module,
-        deployedAt,
-        lastUsedAt,
-        used,
-        bindings,
-        limits: checked.limits,
-        grants: checked.grants,
-      };
-      await this.store.save(name, bytes, metaOf(harness));
+      const { harness, prepared, reported, replaced } = outcome;
+      // Committed to the store: only now does this process serve it.
       this.harnesses.set(name, harness);
+      this.refused.delete(name);
       this.hooks.commit?.(name, prepared);
-      this.logger.info({ harness: name, digest: checked.digest, replaced: previous !== undefined }, 'deployed harness');
-      this.emit({ kind: 'deployed', name, replaced: previous !== undefined });
-      const data = checked.manifest.data;
-      return {
-        name,
-        digest: checked.digest,
-        version: data.version,
-        tools: data.tools.map((t) => t.name),
-        events: data.events.map((e) => e.name),
-        reported,
-        notices: this.notices(name, checked.manifest, checked.grants),
-        replaced: previous !== undefined,
-      };
+      this.logger.info({ harness: name, digest: checked.digest, replaced }, 'deployed harness');
+      this.emit({ kind: 'deployed', name, replaced });
+      return deployResult(name, checked, reported, this.notices(name, checked.manifest, checked.grants), replaced);
     });
   }
 
@@ -233,15 +294,21 @@ export class Registry {
   async undeploy(name: string): Promise<void> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
-      const known = this.harnesses.delete(name);
-      clearTimeout(this.unsavedUse.get(name));
-      this.unsavedUse.delete(name);
-      const stored = await this.store.remove(name);
+      const stored = await this.store.transaction(name, (tx) => tx.remove());
+      const known = this.drop(name);
       if (!known && !stored) throw notFound(name);
-      if (known) this.hooks.remove?.(name);
       this.logger.info({ harness: name }, 'undeployed harness');
       this.emit({ kind: 'undeployed', name });
     });
+  }
+
+  /** Lets go of `name` here (the store has let go of it); true when it was held. */
+  private drop(name: string): boolean {
+    const known = this.harnesses.delete(name);
+    clearTimeout(this.unsavedUse.get(name));
+    this.unsavedUse.delete(name);
+    if (known) this.hooks.remove?.(name);
+    return known;
   }
 
   list(): HarnessSummary[] {
@@ -276,25 +343,29 @@ export class Registry {
   /**
    * Records that a tool of `name` ran (or an event was emitted), for `last_used_at` and for the
    * compatibility gate, which asks which tools and events were used lately. Kept in memory at once
-   * and written within a few seconds, and on close.
+   * and written within a few seconds, and on close: nothing is written on the call's path.
    */
   recordUse(name: string, use: Use = {}, at: Date = this.now()): void {
     const h = this.harnesses.get(name);
     if (h === undefined) return;
     const iso = at.toISOString();
-    if (h.lastUsedAt === null || iso > h.lastUsedAt) h.lastUsedAt = iso;
-    if (use.tool !== undefined) stampLater(h.used.tools, use.tool, iso);
-    if (use.event !== undefined) stampLater(h.used.events, use.event, iso);
-    if (this.unsavedUse.has(name) || this.closing) return;
-    const timer = setTimeout(() => void this.saveUse(name), USAGE_FLUSH_MS);
-    timer.unref();
-    this.unsavedUse.set(name, timer);
+    h.lastUsedAt = laterUse(h.lastUsedAt, iso);
+    if (use.tool !== undefined) h.used.tools[use.tool] = laterUse(h.used.tools[use.tool], iso)!;
+    if (use.event !== undefined) h.used.events[use.event] = laterUse(h.used.events[use.event], iso)!;
+    this.scheduleUsage(name);
   }
 
   /** When each tool and event of `name` was used last. */
   usage(name: string): UsageRecord | undefined {
     const h = this.harnesses.get(name);
     return h === undefined ? undefined : { tools: { ...h.used.tools }, events: { ...h.used.events } };
+  }
+
+  private scheduleUsage(name: string): void {
+    if (this.unsavedUse.has(name) || this.closing) return;
+    const timer = setTimeout(() => void this.saveUse(name), USAGE_FLUSH_MS);
+    timer.unref();
+    this.unsavedUse.set(name, timer);
   }
 
   private saveUse(name: string): Promise<void> {
@@ -305,12 +376,20 @@ export class Registry {
       async () => {
         const h = this.harnesses.get(name);
         if (h === undefined) return;
-        await this.store.saveMeta(metaOf(h));
+        await this.store.saveUsage(name, h.used, h.lastUsedAt);
         reached('usage-written');
+        if (this.usageUnwritten.delete(name)) this.logger.info({ harness: name }, 'usage written again');
       },
       true,
     ).catch((e: unknown) => {
-      this.logger.error({ harness: name, err: e }, 'could not write usage');
+      // Uses stay in memory (the gate here still sees them) and are written once the store answers.
+      const first = !this.usageUnwritten.has(name);
+      this.usageUnwritten.add(name);
+      this.logger[first ? 'warn' : 'debug'](
+        { harness: name, code: (e as BermdError).code, err: (e as Error).message },
+        'could not write usage; kept, and tried again',
+      );
+      this.scheduleUsage(name);
     });
   }
 
@@ -319,11 +398,142 @@ export class Registry {
     return () => this.listeners.delete(listener);
   }
 
-  /** Refuses new operations and waits for those under way to finish. */
+  /**
+   * Compares the set with the store's and follows every name that differs: what another process
+   * deployed is installed, what it undeployed dropped, and uses written elsewhere are taken in. One runs
+   * at a time; a call while one runs makes it run once more.
+   */
+  reconcile(): Promise<void> {
+    if (this.reconciling !== undefined) {
+      this.reconcileAgain = true;
+      return this.reconciling;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this.reconcileAgain = false;
+        await this.reconcileOnce();
+      } while (this.reconcileAgain && !this.closing);
+    };
+    this.reconciling = run().finally(() => {
+      this.reconciling = undefined;
+    });
+    return this.reconciling;
+  }
+
+  private async reconcileOnce(): Promise<void> {
+    let heads: StoredHead[];
+    try {
+      heads = await this.store.heads();
+    } catch (e) {
+      this.logger.warn({ code: (e as BermdError).code, err: (e as Error).message }, 'could not compare the deployed set with the store');
+      return;
+    }
+    const differing: string[] = [];
+    const stored = new Set<string>();
+    for (const head of heads) {
+      stored.add(head.name);
+      const held = this.harnesses.get(head.name);
+      if (held !== undefined && held.revision === head.revision) takeUsage(held, head);
+      else if (this.refused.get(head.name) !== head.revision) differing.push(head.name);
+    }
+    for (const name of this.harnesses.keys()) if (!stored.has(name)) differing.push(name);
+    await Promise.all(differing.map((name) => this.follow(name)));
+  }
+
+  /** Follows the store's change of `name`, logging what keeps it from it. */
+  private follow(name: string): Promise<void> {
+    return this.converge(name).catch((e: unknown) => {
+      if (this.closing) return;
+      this.logger.warn(
+        { harness: name, code: (e as BermdError).code, err: (e as Error).message },
+        'could not follow a change made elsewhere; the next reconciliation tries again',
+      );
+    });
+  }
+
+  /** Brings `name` in line with the store: installs what another process deployed, drops what it undeployed. */
+  private converge(name: string): Promise<void> {
+    return this.serialised(name, async () => {
+      const head = await this.store.head(name);
+      const held = this.harnesses.get(name);
+      if (head !== null && held?.revision === head.revision) {
+        takeUsage(held, head);
+        return;
+      }
+      if (head !== null && this.refused.get(name) === head.revision) return;
+      const stored = head === null ? null : await this.store.load(name);
+      if (stored === null) {
+        this.refused.delete(name);
+        if (!this.drop(name)) return;
+        this.logger.info({ harness: name }, 'undeployed harness (elsewhere)');
+        this.emit({ kind: 'undeployed', name, elsewhere: true });
+        return;
+      }
+      let harness: Harness;
+      try {
+        harness = await this.install(stored);
+      } catch (e) {
+        if (e instanceof BermdError && e.code === 'store-unavailable') throw e;
+        // Serving the old image under a name the store gives another would answer for what is no longer deployed.
+        this.refused.set(name, stored.revision);
+        const code = e instanceof BermdError ? e.code : 'internal';
+        this.logger.error(
+          { harness: name, digest: stored.digest, code, err: (e as Error).message },
+          'a harness deployed elsewhere does not load here; not served',
+        );
+        if (this.drop(name)) this.emit({ kind: 'undeployed', name, elsewhere: true });
+        return;
+      }
+      // Uses made here and not yet written belong to the name: they carry over.
+      if (held !== undefined) takeUsage(harness, { used: held.used, last_used_at: held.lastUsedAt });
+      this.logger.info({ harness: name, digest: harness.digest, replaced: held !== undefined }, 'deployed harness (elsewhere)');
+      this.emit({ kind: 'deployed', name, replaced: held !== undefined, elsewhere: true });
+    });
+  }
+
+  /** The manifest of the image a transaction found stored, read without compiling it (this process has not); null when it does not read. */
+  private async storedManifest(name: string, tx: StoreTransaction): Promise<Manifest | null> {
+    const bytes = await tx.readImage();
+    try {
+      return bytes === null ? null : Manifest.fromImage(bytes);
+    } catch (e) {
+      this.logger.warn(
+        { harness: name, err: (e as Error).message },
+        "the stored image's manifest does not read; the deploy replaces it without comparing",
+      );
+      return null;
+    }
+  }
+
+  /** Watches a shared store (and compares with it every `intervalMs`); nothing for a store one process keeps. */
+  private watch(intervalMs: number): void {
+    if (this.store.watch === undefined) return;
+    this.stopWatching = this.store.watch({
+      harnessChanged: (name) => void this.follow(name),
+      usageChanged: (name, usage) => {
+        const held = this.harnesses.get(name);
+        if (held === undefined) return;
+        if (usage !== undefined) takeUsage(held, usage);
+        else void this.follow(name);
+      },
+      resync: () => void this.reconcile(),
+    });
+    if (intervalMs > 0) {
+      this.reconcileTimer = setInterval(() => void this.reconcile(), intervalMs);
+      this.reconcileTimer.unref();
+    }
+  }
+
+  /** Refuses new operations, writes pending usage and waits for operations under way to finish; then closes the store. */
   async close(): Promise<void> {
-    await Promise.all([...this.unsavedUse.keys()].map((name) => this.saveUse(name)));
+    if (this.closing) return;
     this.closing = true;
-    while (this.queues.size > 0) await Promise.allSettled([...this.queues.values()]);
+    this.stopWatching?.();
+    clearInterval(this.reconcileTimer);
+    await Promise.all([...this.unsavedUse.keys()].map((name) => this.saveUse(name)));
+    await this.reconciling;
+    await this.queue.drain();
+    await this.store.close();
   }
 
   private notices(self: string, manifest: Manifest, grants: GrantSet): Notice[] {
@@ -361,24 +571,14 @@ export class Registry {
   /** Runs `op` after every earlier operation on `name` has settled. */
   private serialised<T>(name: string, op: () => Promise<T>, evenWhenClosing = false): Promise<T> {
     if (this.closing && !evenWhenClosing) return Promise.reject(new BermdError('shutting-down', 'bermd is shutting down'));
-    const previous = this.queues.get(name) ?? Promise.resolve();
-    const run = previous.then(op, op);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(name, settled);
-    void settled.then(() => {
-      if (this.queues.get(name) === settled) this.queues.delete(name);
-    });
-    return run;
+    return this.queue.run(name, op);
   }
 }
 
-/** Calls finish out of order: a last use only ever moves later. */
-function stampLater(record: Record<string, string>, key: string, iso: string): void {
-  const was = record[key];
-  if (was === undefined || iso > was) record[key] = iso;
+/** Takes in uses written elsewhere: a use only ever moves later. */
+function takeUsage(h: Harness, from: { used: UsageRecord; last_used_at: string | null }): void {
+  mergeUsage(h.used, from.used);
+  h.lastUsedAt = laterUse(h.lastUsedAt, from.last_used_at);
 }
 
 function summary(h: Harness): HarnessSummary {
@@ -393,6 +593,21 @@ function summary(h: Harness): HarnessSummary {
     limits: { ...h.limits },
     grants: { syscalls: structuredClone(h.grants.syscalls), secrets: [...h.grants.secrets] },
     bindings: structuredClone(h.bindings),
+  };
+}
+
+/** A deploy's answer: what `checked` declares, with what the gate reported and the notices. */
+function deployResult(name: string, checked: CheckedHarness, reported: GatedBreak[], notices: Notice[], replaced: boolean): DeployResult {
+  const data = checked.manifest.data;
+  return {
+    name,
+    digest: checked.digest,
+    version: data.version,
+    tools: data.tools.map((t) => t.name),
+    events: data.events.map((e) => e.name),
+    reported,
+    notices,
+    replaced,
   };
 }
 

@@ -1,17 +1,23 @@
 /**
  * Where the deployed set is kept, behind one interface: the registry holds the set in memory and writes
  * through a `HarnessStore`. `DirectoryStore` (directory-store.ts) keeps it in files under the state
- * directory; another kind of store sits beside it and implements the same promises:
+ * directory, for one process; `PostgresStore` (postgres-store.ts) keeps it in a database that several
+ * bermd replicas share. Every store keeps these promises, and one test suite holds both to them:
  *
  * - a deploy is atomic: after a stop at any point, `load` gives the old harness or the new one, never a
  *   torn one, and an image comes back with its own bindings (never another image's, never the defaults
  *   in their place);
+ * - deploys and undeploys of one name are serialised by `transaction`, across every process that shares
+ *   the store: the second sees what the first stored (its gate compares against it);
  * - the image is the source of truth: metadata that names another digest is derived again from it
  *   (`repaired`), keeping the usage, which belongs to the name, and the bindings recorded for that digest;
- * - an undeploy that returned has removed the harness for good.
+ * - usage only moves later: `saveUsage` merges, the later time winning for each tool and event, so
+ *   processes writing their own uses of one name lose none of each other's;
+ * - an undeploy that returned has removed the harness, and its usage, for good.
  *
  * The metadata's form on the wire of a store (JSON) is store-codec.ts, shared by every kind of store.
  */
+import type { ManifestData } from '@berm/manifest';
 import type { Bindings } from '@berm/protocol';
 import type { UsageRecord } from './gate.js';
 
@@ -31,23 +37,76 @@ export interface StoredHarness {
   bytes: Buffer;
   digest: string;
   meta: HarnessMeta;
+  /** Which deploy this is (see `StoredHead.revision`). */
+  revision: string;
   /** True when the metadata was missing, unreadable or for another image, and was derived again. */
   repaired: boolean;
 }
 
+/** What a store holds under a name, without the image: enough to tell whether a process's copy is current. */
+export interface StoredHead {
+  name: string;
+  digest: string;
+  /** Differs between any two deploys of the name (a new image, or the same one with new bindings); opaque. */
+  revision: string;
+  last_used_at: string | null;
+  used: UsageRecord;
+}
+
+/** A deploy's or undeploy's hold on one name (see `HarnessStore.transaction`). */
+export interface StoreTransaction {
+  /** What the store held under the name when the hold was taken; null when nothing. */
+  readonly current: StoredHead | null;
+  /** The image `current` describes. */
+  readImage(): Promise<Buffer | null>;
+  /**
+   * Stores an image and its metadata (`meta.bindings` holds the new image's bindings, if any; `meta.used`
+   * is merged as `saveUsage` merges); `manifest` is the image's, for a store that keeps it beside.
+   * Answers the new revision.
+   */
+  save(bytes: Uint8Array, meta: HarnessMeta, manifest: ManifestData): Promise<string>;
+  /** Removes the harness and its usage; false when nothing was stored. */
+  remove(): Promise<boolean>;
+}
+
+/** What a store that other processes share tells the registry of each (see `HarnessStore.watch`). */
+export interface StoreWatcher {
+  /** `name` was deployed or undeployed, maybe by this process: its revision tells. */
+  harnessChanged(name: string): void;
+  /** Uses of `name` were written, with them when they are known (else the store has them). */
+  usageChanged(name: string, usage?: { used: UsageRecord; last_used_at: string | null }): void;
+  /** Changes may have been missed (watching started, or the store was out of reach): look at every name again. */
+  resync(): void;
+}
+
 export interface HarnessStore {
+  /** Where the set is kept, for the log and the listening line; never holds a password. */
+  readonly location: string;
   /** Names with a stored image, sorted. */
   names(): Promise<string[]>;
+  /** Every stored harness's head, sorted by name. */
+  heads(): Promise<StoredHead[]>;
+  /** One stored harness's head; null when none is stored. */
+  head(name: string): Promise<StoredHead | null>;
   /** One stored harness, its metadata repaired from the image when the two disagree; null when none is stored. */
   load(name: string): Promise<StoredHarness | null>;
   /** Removes what interrupted undeploys left (metadata without an image); answers their names. */
   sweep(): Promise<string[]>;
   /** The stored image bytes, as deployed; null when none is stored. */
   readImage(name: string): Promise<Buffer | null>;
-  /** Stores an image and its metadata, atomically; `meta.bindings` holds the new image's bindings, if any. */
-  save(name: string, bytes: Uint8Array, meta: HarnessMeta): Promise<void>;
-  /** Replaces the metadata of the stored image (usage). */
-  saveMeta(meta: HarnessMeta): Promise<void>;
-  /** Removes a harness; false when nothing was stored. */
-  remove(name: string): Promise<boolean>;
+  /**
+   * Runs `work` holding `name`: no other transaction on `name`, in this process or any other sharing the
+   * store, runs until it settles. What `work` saves or removes is committed when it returns and not at
+   * all when it throws before its write; after a stop, `load` finds the harness as it was or as written.
+   */
+  transaction<T>(name: string, work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  /** Merges uses into what is stored for `name`, the later time winning for each tool and event and for `last_used_at`; nothing when `name` is not stored. */
+  saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void>;
+  /**
+   * Follows what other processes sharing the store do; absent on a store one process keeps to itself.
+   * Calls `watcher.resync` once watching has started (and after each reconnection). Answers the stop.
+   */
+  watch?(watcher: StoreWatcher): () => void;
+  /** Lets go of what the store holds open (connections); nothing is lost. */
+  close(): Promise<void>;
 }

@@ -44,9 +44,8 @@ interface Mask {
   mask: string;
 }
 
-/** A value with the text it is replaced by in the log, as written and as JSON writes it escaped. */
-function masksOf(name: string, value: string): Mask[] {
-  const mask = `[secret:${name}]`;
+/** `value` with the text `mask` it is replaced by in the log, as written and as JSON writes it escaped. */
+function masksOf(value: string, mask: string): Mask[] {
   // In a JSON log line a value with quotes, backslashes or control characters is written escaped.
   const escaped = JSON.stringify(value).slice(1, -1);
   return escaped === value
@@ -72,6 +71,8 @@ export class Secrets {
    * sent before the rotation may yet come back with one in an error.
    */
   private readonly retired: Mask[] = [];
+  /** Values of the operator's that are not for harnesses (the store's password): hidden, never substituted. */
+  private readonly hidden: Mask[] = [];
 
   private constructor(entries: Map<string, Entry>) {
     this.entries = entries;
@@ -79,14 +80,14 @@ export class Secrets {
   }
 
   private remask(): void {
-    const masks = [...this.retired];
-    for (const [name, entry] of this.entries) masks.push(...masksOf(name, entry.value));
+    const masks = [...this.retired, ...this.hidden];
+    for (const [name, entry] of this.entries) masks.push(...masksOf(entry.value, `[secret:${name}]`));
     this.masks = masks.sort((a, b) => b.value.length - a.value.length);
   }
 
   /**
    * Takes `next`'s secrets in place of these, for every holder of this object (the HTTP syscalls, the log's
-   * filter, the deploy's notices): how `SIGHUP` rotates secrets without a restart.
+   * filter, the deploy's notices): how `SIGHUP` rotates secrets without a restart. What `hide` hides stays hidden.
    */
   replace(next: Secrets): SecretsChange {
     const change: SecretsChange = { added: [], removed: [], changed: [] };
@@ -94,13 +95,28 @@ export class Secrets {
       const now = next.entries.get(name);
       if (now === undefined) change.removed.push(name);
       else if (!sameEntry(entry, now)) change.changed.push(name);
-      if (now?.value !== entry.value) this.retired.push(...masksOf(name, entry.value));
+      if (now?.value !== entry.value) this.retired.push(...masksOf(entry.value, `[secret:${name}]`));
     }
     for (const name of next.entries.keys()) if (!this.entries.has(name)) change.added.push(name);
     this.entries = next.entries;
     this.remask();
     for (const list of Object.values(change)) list.sort();
     return change;
+  }
+
+  /**
+   * Hides `value` besides these secrets: `redact` replaces it by `[label]`, and no call can name it. For a
+   * secret of the operator's that is not for harnesses (the store's password). Returns this object.
+   */
+  hide(label: string, value: string): this {
+    this.hidden.push(...masksOf(value, `[${label}]`));
+    this.remask();
+    return this;
+  }
+
+  /** Whether `redact` changes anything: there are values to hide. */
+  get hides(): boolean {
+    return this.masks.length > 0;
   }
 
   static none(): Secrets {

@@ -238,7 +238,14 @@ export class ToolCatalog {
 
 function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean): CatalogTool {
   const { name, tool, spec, inputSchema, outputSchema, checkOutput } = prepared;
-  const listed: Tool = { name, description: describe(spec), inputSchema, annotations: annotationsOf(spec, openWorld) };
+  const listed: Tool = {
+    name,
+    description: describe(spec),
+    inputSchema,
+    annotations: annotationsOf(spec, openWorld),
+    // Which harness and tool the name stands for, so a client need not know the separator to find a tool.
+    _meta: { 'berm/harness': harness, 'berm/tool': tool },
+  };
   const listedModern: Tool = outputSchema === undefined ? listed : { ...listed, outputSchema: outputSchema as Tool['outputSchema'] };
   const structuredForLegacy = outputSchema?.type === 'object';
   return { name, harness, tool, listed: structuredForLegacy ? listedModern : listed, listedModern, checkOutput, structuredForLegacy };

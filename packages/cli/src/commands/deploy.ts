@@ -4,7 +4,8 @@ import * as Flags from '@oclif/core/flags';
 import { isBermClientError, type DeployResult } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
-import { connect, daemonFlags, shortDigest } from '../daemon.js';
+import { connect, daemonFlags } from '../daemon.js';
+import { shortDigest } from '../format/harness.js';
 import { CliError } from '../failure.js';
 import { isBreaksCallers, renderRefusal, renderReported, windowText } from '../format/gate.js';
 import type { Paint } from '../format/paint.js';
@@ -14,9 +15,10 @@ import { inputError } from '../input.js';
 export default class Deploy extends BaseCommand {
   static summary = 'Deploy an image as a named harness.';
   static description =
-    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
+    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). --dry-run asks the same of the daemon (every check and the gate) and prints what a deploy would do, or how it would be refused, with nothing stored or served. Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
   static examples = [
     '<%= config.bin %> deploy echo examples/echo.wasm',
+    '<%= config.bin %> deploy --dry-run weather build/weather.wasm',
     'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm',
     '<%= config.bin %> deploy weather build/weather.wasm --timeout 5s --max-memory 16M --grant berm.http.fetch=api.example.com --grant secret=example',
     '<%= config.bin %> deploy crawler build/crawler.wasm --max-concurrency 1',
@@ -30,6 +32,11 @@ export default class Deploy extends BaseCommand {
   static flags = {
     ...daemonFlags,
     force: Flags.boolean({ description: 'deploy even when the new image breaks recent callers', default: false }),
+    'dry-run': Flags.boolean({
+      description:
+        'run every check and the compatibility gate and say what a deploy would do, or how it would be refused; nothing is stored or served',
+      default: false,
+    }),
     timeout: Flags.string({ description: "this harness's call time limit, at most the daemon's: 500ms, 10s, 2m", helpValue: 'DURATION' }),
     'max-memory': Flags.string({ description: "this harness's guest memory cap, at most the daemon's: 16M, 512K", helpValue: 'SIZE' }),
     'max-result-size': Flags.string({ description: "this harness's result size limit, at most the daemon's: 256K", helpValue: 'SIZE' }),
@@ -58,6 +65,7 @@ export default class Deploy extends BaseCommand {
     try {
       result = await client.deploy(args.name, bytes, {
         force: flags.force,
+        dryRun: flags['dry-run'],
         timeout: flags.timeout,
         maxMemory: flags['max-memory'],
         maxResultSize: flags['max-result-size'],
@@ -90,9 +98,10 @@ export function renderDeploy(answer: DeployResult, paint: Paint, now: Date = new
   // The daemon's answer quotes the image (its version, names, break messages) and is untrusted itself.
   const result = printableDeep(answer);
   const out: string[] = [];
-  const what = result.replaced ? 'replaced' : 'deployed';
+  const what = result.dry_run ? (result.replaced ? 'would replace' : 'would deploy') : result.replaced ? 'replaced' : 'deployed';
+  const dry = result.dry_run ? ` ${paint.dim('(dry run: nothing stored)')}` : '';
   out.push(
-    `${paint.green(what)} ${paint.bold(result.name)}${result.version ? ` ${result.version}` : ''} ${paint.dim(`(${shortDigest(result.digest)})`)}`,
+    `${paint.green(what)} ${paint.bold(result.name)}${result.version ? ` ${result.version}` : ''} ${paint.dim(`(${shortDigest(result.digest)})`)}${dry}`,
   );
   out.push(`  tools:  ${result.tools.length > 0 ? result.tools.join(', ') : paint.dim('none')}`);
   out.push(`  events: ${result.events.length > 0 ? result.events.join(', ') : paint.dim('none')}`);

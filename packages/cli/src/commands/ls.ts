@@ -1,8 +1,8 @@
-import type { GrantSet, HarnessLimits, HarnessSummary } from '@berm/client';
-import { formatDuration, formatSize } from '@berm/protocol';
+import type { HarnessSummary } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
-import { ago, connect, daemonFlags, shortDigest } from '../daemon.js';
+import { connect, daemonFlags } from '../daemon.js';
+import { ago, grantsText, limitsText, shortDigest } from '../format/harness.js';
 import type { Paint } from '../format/paint.js';
 import { printableDeep } from '../format/printable.js';
 
@@ -33,24 +33,6 @@ const MAX_GRANTS_WIDTH = 60;
 
 function clip(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
-}
-
-/** `10s/64M/1M/2`: time, memory, result size and calls at once, as the daemon's flags and the deploy take them. */
-export function limitsText(limits: HarnessLimits | undefined): string {
-  if (limits === undefined) return '-';
-  // A daemon older than max_concurrency does not say it.
-  const concurrency = limits.max_concurrency === undefined ? '' : `/${limits.max_concurrency}`;
-  return `${formatDuration(limits.timeout_ms)}/${formatSize(limits.max_memory_bytes)}/${formatSize(limits.max_result_bytes)}${concurrency}`;
-}
-
-/** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */
-export function grantsText(grants: GrantSet | undefined): string {
-  if (grants === undefined) return '-';
-  const parts = Object.entries(grants.syscalls).map(([syscall, hosts]) =>
-    hosts.length > 0 ? `${syscall}=${hosts.join(',')}` : `syscall=${syscall}`,
-  );
-  if (grants.secrets.length > 0) parts.push(`secret=${grants.secrets.join(',')}`);
-  return parts.length > 0 ? parts.join(' ') : '-';
 }
 
 /** The human view of `berm ls`: one aligned row per harness under a header. */

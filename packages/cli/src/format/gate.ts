@@ -1,6 +1,6 @@
 import type { BreaksCallersError, GatedBreak } from '@berm/client';
 import { describeDuration, SECOND_MS } from '@berm/protocol';
-import { ago } from '../daemon.js';
+import { ago } from './harness.js';
 import type { Paint } from './paint.js';
 import { printableDeep } from './printable.js';
 import { formatBreaksText } from './breaks/text.js';

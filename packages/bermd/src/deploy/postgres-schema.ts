@@ -1,0 +1,104 @@
+/**
+ * The PostgreSQL store's schema and its migrations, applied by bermd at start.
+ *
+ * `berm_schema` holds one row: the version the database is at. Migrations run in order, each in its own
+ * transaction that also moves the version, under a transaction-scoped advisory lock, so replicas starting
+ * at once apply each migration once (the second waits, then finds it applied). A database at a version
+ * this bermd does not know (a newer bermd migrated it) is refused rather than guessed at.
+ */
+import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+
+/** Advisory lock keys (two int4s): the class says whose lock it is, bermd's schema or one harness name. */
+export const LOCK_CLASS = { schema: 0x6265726d, name: 0x6265726e } as const;
+
+/** Where deploys and undeploys tell the replicas of a name that changed, and usage writes what they wrote. */
+export const CHANNEL = 'berm_harness';
+
+interface Migration {
+  version: number;
+  /** What it changes, for the log. */
+  does: string;
+  sql: string;
+}
+
+const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    does: 'harnesses, their images and bindings, and their usage by tool and event',
+    sql: `
+      CREATE SEQUENCE berm_revision;
+      CREATE TABLE berm_harness (
+        name text PRIMARY KEY,
+        digest text NOT NULL,
+        image bytea NOT NULL,
+        manifest jsonb NOT NULL,
+        bindings jsonb,
+        deployed_at timestamptz NOT NULL,
+        last_used_at timestamptz,
+        revision bigint NOT NULL
+      );
+      CREATE TABLE berm_usage (
+        harness text NOT NULL REFERENCES berm_harness (name) ON DELETE CASCADE,
+        kind text NOT NULL CHECK (kind IN ('tool', 'event')),
+        item text NOT NULL,
+        used_at timestamptz NOT NULL,
+        PRIMARY KEY (harness, kind, item)
+      );
+      COMMENT ON TABLE berm_harness IS 'bermd: the deployed set, one row per harness name; image is the source of truth';
+      COMMENT ON TABLE berm_usage IS 'bermd: when each tool ran and each event was emitted last, by harness name';
+    `,
+  },
+];
+
+/** The version this bermd brings a database to. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
+
+/** A database whose schema this bermd cannot use. */
+export class SchemaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SchemaError';
+  }
+}
+
+/** Brings the database to `SCHEMA_VERSION`, one migration per transaction. Throws what the database throws, or a `SchemaError`. */
+export async function migrate(pool: Pool, logger: Logger): Promise<void> {
+  for (;;) {
+    const client = await pool.connect();
+    let applied: Migration | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1, 0)', [LOCK_CLASS.schema]);
+      // Created under the lock (two replicas creating it at once would collide), and only when missing: once
+      // migrated, a role that may only read and write the tables starts bermd.
+      const { rows: found } = await client.query<{ t: string | null }>("SELECT to_regclass('berm_schema')::text AS t");
+      if (found[0]!.t === null) {
+        await client.query('CREATE TABLE berm_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)');
+        await client.query('INSERT INTO berm_schema (version) VALUES (0)');
+      }
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM berm_schema');
+      const version = rows[0]?.version ?? 0;
+      if (version > SCHEMA_VERSION)
+        throw new SchemaError(
+          `the database's schema is at version ${version}, newer than this bermd knows (${SCHEMA_VERSION}): a newer bermd migrated it; run that one`,
+        );
+      applied = MIGRATIONS.find((m) => m.version === version + 1);
+      if (applied !== undefined) {
+        await client.query(applied.sql);
+        await client.query('UPDATE berm_schema SET version = $1', [applied.version]);
+      }
+      await client.query('COMMIT');
+      client.release();
+    } catch (e) {
+      const broken = await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+      client.release(broken);
+      throw e;
+    }
+    if (applied === undefined) return;
+    logger.info({ version: applied.version, does: applied.does }, 'applied a schema migration to the store');
+  }
+}

@@ -1,0 +1,525 @@
+/**
+ * The deployed set in PostgreSQL, shared by every bermd replica pointed at the same database
+ * (`--store postgres://...`), through node-postgres (`pg`).
+ *
+ * `berm_harness` holds a row per name: the image (the source of truth), its digest and manifest, the
+ * operator's bindings for it, the deploy time, and a revision drawn from a sequence on every deploy.
+ * `berm_usage` holds, per name, when each tool ran and each event was emitted last. A deploy writes its
+ * row in one transaction, under a transaction-scoped advisory lock on the name taken before the current
+ * row is read, so two deploys of one name through two replicas run one after the other and the second
+ * reads what the first committed. A stop anywhere leaves the committed row: the old harness or the new.
+ *
+ * Every deploy, undeploy and usage write notifies `berm_harness` in its transaction (delivered on
+ * commit). Each replica listens on a connection of its own, outside the pool, and reconnects when it is
+ * lost; on every (re)connection the registry compares its whole set with the store, for what it missed.
+ *
+ * Usage is merged in SQL, `GREATEST` per tool and event, so replicas writing their own uses of a name
+ * lose none of each other's; the notification of a usage write carries the uses, so the other replicas
+ * take them in without a query (unless they would not fit in a notification).
+ *
+ * A database out of reach answers `store-unavailable` (503) to what needs it; the pool and the
+ * listening connection never end the process. The connection string's password is never logged: the
+ * store is named by `location`, which leaves it out.
+ */
+import { Manifest } from '@berm/manifest';
+import { ApiError, isHarnessName } from '@berm/protocol';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { BermdError } from '../errors.js';
+import { reached } from '../faults.js';
+import { digestOf } from './checks.js';
+import { emptyUsage, type UsageRecord } from './gate.js';
+import { CHANNEL, LOCK_CLASS, migrate } from './postgres-schema.js';
+import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
+import { decodeBindings } from './store-codec.js';
+
+/** How long getting a connection may take before what needed it is answered `store-unavailable`. */
+const CONNECT_TIMEOUT_MS = 5000;
+/** A statement without an answer for this long (a partitioned network) fails as the store being out of reach. */
+const QUERY_TIMEOUT_MS = 60_000;
+/** Connections a replica keeps: deploys hold one for their transaction, usage writes and reads take one briefly. */
+const POOL_SIZE = 8;
+/** The listening connection's retries: from the first delay, doubling, to the last. */
+const RECONNECT_FIRST_MS = 250;
+const RECONNECT_LAST_MS = 5000;
+/** A notification's payload must stay under 8000 bytes; uses that would not fit are read by the receivers instead. */
+const PAYLOAD_LIMIT = 7500;
+/** While waiting for the database at start: the first retry's delay, doubling to the last. */
+const WAIT_FIRST_MS = 250;
+const WAIT_LAST_MS = 2000;
+
+export interface PostgresStoreOptions {
+  logger: Logger;
+  /** How long to wait at start for a database that does not answer before giving up (`--store-wait`); 0: one try. */
+  waitMs?: number;
+}
+
+/** Only these schemes name a PostgreSQL store. */
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value);
+}
+
+/** `postgres://user@host:port/db`: the store named without its password or parameters, for logs and messages. */
+export function storeLocation(url: string): string {
+  try {
+    const u = new URL(url);
+    const user = u.username === '' ? '' : `${decodeURIComponent(u.username)}@`;
+    return `${u.protocol}//${user}${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres://(unreadable URL)';
+  }
+}
+
+/** The password the connection string holds, if any: what the log must never show. */
+export function storePassword(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    const fromQuery = u.searchParams.get('password');
+    if (u.password !== '') return decodeURIComponent(u.password);
+    return fromQuery ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+/** SQLSTATEs of a server going away or not taking connections yet (class 08 is every connection exception). */
+const SERVER_GONE = new Set(['57P01', '57P02', '57P03', '53300']);
+const GONE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|not queryable|Client was closed|connection is closed/i;
+
+/** Whether `e` says the database cannot be reached now (as opposed to refusing what was asked). */
+export function isUnreachable(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || SERVER_GONE.has(code) || code.startsWith('08'))) return true;
+  return e instanceof Error && GONE_MESSAGE.test(e.message);
+}
+
+/** What went wrong, in words that hold no connection parameter: the code and the message only. */
+export function reasonOf(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : String(e);
+  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+interface HeadRow {
+  name: string;
+  digest: string;
+  revision: string;
+  last_used_at: Date | null;
+  kind: 'tool' | 'event' | null;
+  item: string | null;
+  used_at: Date | null;
+}
+
+interface HarnessRow {
+  name: string;
+  digest: string;
+  image: Buffer;
+  bindings: unknown;
+  deployed_at: Date;
+  last_used_at: Date | null;
+  revision: string;
+}
+
+const HEAD_SELECT = `
+  SELECT h.name, h.digest, h.revision::text AS revision, h.last_used_at, u.kind, u.item, u.used_at
+  FROM berm_harness h LEFT JOIN berm_usage u ON u.harness = h.name`;
+
+const SAVE = `
+  INSERT INTO berm_harness (name, digest, image, manifest, bindings, deployed_at, last_used_at, revision)
+  VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, nextval('berm_revision'))
+  ON CONFLICT (name) DO UPDATE SET
+    digest = excluded.digest, image = excluded.image, manifest = excluded.manifest, bindings = excluded.bindings,
+    deployed_at = excluded.deployed_at, last_used_at = GREATEST(berm_harness.last_used_at, excluded.last_used_at),
+    revision = excluded.revision
+  RETURNING revision::text AS revision`;
+
+/**
+ * Uses merged into a stored name's, the later time winning; nothing when the name is not stored (an
+ * undeploy won). A usage write notifies the replicas; a deploy's does not, as its own notification
+ * makes them read the whole row.
+ */
+function mergeUsageSql(notify: boolean): string {
+  return `
+  WITH h AS (
+    UPDATE berm_harness SET last_used_at = GREATEST(last_used_at, $2::timestamptz) WHERE name = $1 RETURNING name
+  ), u AS (
+    INSERT INTO berm_usage (harness, kind, item, used_at)
+    SELECT h.name, x.kind, x.item, x.used_at FROM h, unnest($3::text[], $4::text[], $5::timestamptz[]) AS x (kind, item, used_at)
+    ON CONFLICT (harness, kind, item) DO UPDATE SET used_at = GREATEST(berm_usage.used_at, excluded.used_at)
+  )
+  ${notify ? 'SELECT pg_notify($6, $7) FROM h' : 'SELECT count(*) FROM h'}`;
+}
+const MERGE_USAGE = mergeUsageSql(true);
+const MERGE_USAGE_QUIETLY = mergeUsageSql(false);
+
+export class PostgresStore implements HarnessStore {
+  readonly location: string;
+  private readonly pool: pg.Pool;
+  private readonly config: pg.ClientConfig;
+  private readonly logger: Logger;
+  private watchers = new Set<() => void>();
+
+  private constructor(url: string, logger: Logger) {
+    this.location = storeLocation(url);
+    this.logger = logger;
+    this.config = {
+      connectionString: url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      // TCP keepalive from 10 s idle, so a peer that vanished without closing (a partition) is noticed by the
+      // kernel's probes; the periodic reconciliation catches up on what the listening connection missed.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      application_name: 'bermd',
+    };
+    this.pool = new pg.Pool({ ...this.config, max: POOL_SIZE, idleTimeoutMillis: 30_000 });
+    // A connection the server drops is an 'error' event; unheard, it would end the process. The pool
+    // listens on idle ones; one checked out (a deploy's, between statements) needs its own listener, and
+    // its next statement fails with the error anyway. Only the message is logged: the error carries the
+    // client, whose parameters hold the password.
+    this.pool.on('error', (e) => this.logger.debug({ err: reasonOf(e) }, 'an idle connection to the store was lost'));
+    this.pool.on('connect', (client) => {
+      client.on('error', (e) => this.logger.debug({ err: reasonOf(e) }, 'a connection to the store was lost'));
+    });
+  }
+
+  /**
+   * Connects, waiting up to `waitMs` for a database that does not answer yet (logging that it waits),
+   * and brings the schema to this bermd's version. Throws `store-unavailable` when the wait runs out,
+   * and what the database answered when it refuses (a wrong password, no such database, a newer schema).
+   */
+  static async open(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
+    const store = new PostgresStore(url, options.logger);
+    const waitMs = options.waitMs ?? 0;
+    const deadline = Date.now() + waitMs;
+    let delay = WAIT_FIRST_MS;
+    let told = false;
+    for (;;) {
+      try {
+        await migrate(store.pool, options.logger);
+        if (told) options.logger.info({ store: store.location }, 'the store answers; starting');
+        return store;
+      } catch (e) {
+        const left = deadline - Date.now();
+        if (!isUnreachable(e) || left <= 0) {
+          await store.pool.end().catch(() => {});
+          if (!isUnreachable(e)) throw e;
+          throw new BermdError(
+            'store-unavailable',
+            `the store ${store.location} did not answer within ${waitMs / 1000}s (--store-wait): ${reasonOf(e)}`,
+            { store: store.location },
+          );
+        }
+        options.logger[told ? 'debug' : 'warn'](
+          { store: store.location, err: reasonOf(e), wait_seconds: Math.round(waitMs / 1000) },
+          'the store does not answer; waiting for it (up to --store-wait)',
+        );
+        told = true;
+        // Waiting here is the point: the database is starting, or coming back.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+        delay = Math.min(delay * 2, WAIT_LAST_MS);
+      }
+    }
+  }
+
+  async names(): Promise<string[]> {
+    const { rows } = await this.query<{ name: string }>('SELECT name FROM berm_harness ORDER BY name COLLATE "C"');
+    return rows.map((r) => r.name).filter(isHarnessName);
+  }
+
+  async heads(): Promise<StoredHead[]> {
+    const { rows } = await this.query<HeadRow>(`${HEAD_SELECT} ORDER BY h.name COLLATE "C"`);
+    return headsOf(rows);
+  }
+
+  async head(name: string): Promise<StoredHead | null> {
+    const { rows } = await this.query<HeadRow>(`${HEAD_SELECT} WHERE h.name = $1`, [name]);
+    return headsOf(rows)[0] ?? null;
+  }
+
+  /** The row, checked against its image: a digest (or manifest) that is not the image's is derived again from it, dropping bindings recorded for another image. */
+  async load(name: string): Promise<StoredHarness | null> {
+    const { rows } = await this.query<HarnessRow>(
+      'SELECT name, digest, image, bindings, deployed_at, last_used_at, revision::text AS revision FROM berm_harness WHERE name = $1',
+      [name],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    const head = await this.head(name);
+    const digest = digestOf(row.image);
+    const meta: HarnessMeta = {
+      name,
+      digest,
+      deployed_at: row.deployed_at.toISOString(),
+      last_used_at: row.last_used_at?.toISOString() ?? null,
+      used: head?.used ?? emptyUsage(),
+    };
+    let repaired = false;
+    if (row.digest !== digest) {
+      repaired = true;
+      let manifest: string | null = null;
+      try {
+        manifest = JSON.stringify(Manifest.fromImage(row.image).data);
+      } catch {
+        // An image whose manifest does not read is refused by the restore's checks; the column stays.
+      }
+      await this.query(
+        'UPDATE berm_harness SET digest = $2, manifest = COALESCE($3::jsonb, manifest), bindings = NULL WHERE name = $1 AND revision = $4',
+        [name, digest, manifest, row.revision],
+      );
+    } else {
+      const bindings = decodeBindings(row.bindings);
+      if (bindings !== undefined) meta.bindings = { [digest]: bindings };
+    }
+    return { name, bytes: row.image, digest, meta, revision: row.revision, repaired };
+  }
+
+  /** A row is whole or absent: nothing is ever left half-removed. */
+  async sweep(): Promise<string[]> {
+    return [];
+  }
+
+  async readImage(name: string): Promise<Buffer | null> {
+    const { rows } = await this.query<{ image: Buffer }>('SELECT image FROM berm_harness WHERE name = $1', [name]);
+    return rows[0]?.image ?? null;
+  }
+
+  async transaction<T>(name: string, work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw this.failure(e);
+    }
+    let wrote: 'deploy' | 'undeploy' | undefined;
+    try {
+      await client.query('BEGIN');
+      // Taken before the row is read, and held to the commit: a deploy of the name through another
+      // replica waits here, then reads what this one committed. It also covers a first deploy, which
+      // has no row to lock.
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS.name, name]);
+      const { rows } = await client.query<HeadRow>(`${HEAD_SELECT} WHERE h.name = $1`, [name]);
+      const current = headsOf(rows)[0] ?? null;
+      const tx: StoreTransaction = {
+        current,
+        readImage: async () =>
+          (await client.query<{ image: Buffer }>('SELECT image FROM berm_harness WHERE name = $1', [name])).rows[0]?.image ?? null,
+        save: async (bytes, meta, manifest) => {
+          const own = meta.bindings?.[meta.digest];
+          const { rows: saved } = await client.query<{ revision: string }>(SAVE, [
+            name,
+            meta.digest,
+            Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+            JSON.stringify(manifest),
+            own === undefined ? null : JSON.stringify(own),
+            meta.deployed_at,
+            meta.last_used_at,
+          ]);
+          await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used)]);
+          await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload(name, 'harness')]);
+          reached('pg-deploy-written');
+          wrote = 'deploy';
+          return saved[0]!.revision;
+        },
+        remove: async () => {
+          const { rowCount } = await client.query('DELETE FROM berm_harness WHERE name = $1', [name]);
+          reached('pg-undeploy-deleted');
+          if (rowCount === 0) return false;
+          await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload(name, 'harness')]);
+          wrote = 'undeploy';
+          return true;
+        },
+      };
+      const result = await work(tx);
+      await client.query('COMMIT');
+      client.release();
+      if (wrote !== undefined) reached(wrote === 'deploy' ? 'pg-deploy-committed' : 'pg-undeploy-committed');
+      return result;
+    } catch (e) {
+      // After a failed COMMIT the outcome is unknown (it may have committed): the notification, or the
+      // next reconciliation, tells every replica, this one included.
+      const broken = await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+      client.release(broken);
+      throw this.failure(e);
+    }
+  }
+
+  async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {
+    const arrays = usageArrays(used);
+    if (lastUsedAt === null && arrays[0].length === 0) return;
+    const full = payload(name, 'usage', { used, last_used_at: lastUsedAt });
+    await this.query(MERGE_USAGE, [name, lastUsedAt, ...arrays, CHANNEL, full.length <= PAYLOAD_LIMIT ? full : payload(name, 'usage')]);
+  }
+
+  watch(watcher: StoreWatcher): () => void {
+    let stopped = false;
+    let client: pg.Client | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let delay = RECONNECT_FIRST_MS;
+    let lost = false;
+    const retry = (): void => {
+      if (stopped) return;
+      timer = setTimeout(() => void listen(), delay);
+      timer.unref();
+      delay = Math.min(delay * 2, RECONNECT_LAST_MS);
+    };
+    const losing = (e: unknown): void => {
+      if (!lost)
+        this.logger.warn(
+          { store: this.location, err: reasonOf(e) },
+          "lost the store's notifications: serving the harnesses held, refusing deploys, and reconnecting",
+        );
+      lost = true;
+      retry();
+    };
+    const listen = async (): Promise<void> => {
+      if (stopped) return;
+      const c = new pg.Client(this.config);
+      let live = false;
+      c.on('error', () => {}); // followed by 'end', where it is handled
+      c.on('end', () => {
+        if (!live || stopped) return;
+        live = false;
+        client = undefined;
+        losing(new Error('Connection terminated'));
+      });
+      c.on('notification', (n) => {
+        if (n.channel === CHANNEL) this.notified(n.payload, watcher);
+      });
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${CHANNEL}`);
+      } catch (e) {
+        void c.end().catch(() => {});
+        losing(e);
+        return;
+      }
+      if (stopped) {
+        void c.end().catch(() => {});
+        return;
+      }
+      live = true;
+      client = c;
+      delay = RECONNECT_FIRST_MS;
+      if (lost) this.logger.info({ store: this.location }, 'the store answers again: comparing the deployed set with it');
+      lost = false;
+      watcher.resync();
+    };
+    void listen();
+    const stop = (): void => {
+      stopped = true;
+      clearTimeout(timer);
+      void client?.end().catch(() => {});
+      this.watchers.delete(stop);
+    };
+    this.watchers.add(stop);
+    return stop;
+  }
+
+  async close(): Promise<void> {
+    for (const stop of [...this.watchers]) stop();
+    await this.pool.end();
+  }
+
+  private notified(text: string | undefined, watcher: StoreWatcher): void {
+    let message: { name?: unknown; what?: unknown; used?: UsageRecord; last_used_at?: string | null };
+    try {
+      message = JSON.parse(text ?? '') as typeof message;
+    } catch {
+      return;
+    }
+    if (typeof message.name !== 'string' || !isHarnessName(message.name)) return;
+    if (message.what === 'harness') watcher.harnessChanged(message.name);
+    else if (message.what === 'usage') {
+      const usage = readUsage(message);
+      watcher.usageChanged(message.name, usage);
+    }
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (e) {
+      throw this.failure(e);
+    }
+  }
+
+  /** What a failure is answered as: the database out of reach is `store-unavailable`; a refusal of the work is itself. */
+  private failure(e: unknown): unknown {
+    if (e instanceof ApiError || !isUnreachable(e)) return e;
+    return new BermdError('store-unavailable', `the store ${this.location} cannot be reached: ${reasonOf(e)}`, { store: this.location });
+  }
+}
+
+/** Rows grouped by name; a name outside the rule (a row someone added by hand) is not a harness. */
+function headsOf(rows: HeadRow[]): StoredHead[] {
+  const heads = new Map<string, StoredHead>();
+  for (const row of rows) {
+    if (!isHarnessName(row.name)) continue;
+    let head = heads.get(row.name);
+    if (head === undefined) {
+      head = {
+        name: row.name,
+        digest: row.digest,
+        revision: row.revision,
+        last_used_at: row.last_used_at?.toISOString() ?? null,
+        used: emptyUsage(),
+      };
+      heads.set(row.name, head);
+    }
+    if (row.kind !== null && row.item !== null && row.used_at !== null)
+      (row.kind === 'tool' ? head.used.tools : head.used.events)[row.item] = row.used_at.toISOString();
+  }
+  return [...heads.values()];
+}
+
+/** A usage record as the three parallel arrays `unnest` takes. */
+function usageArrays(used: UsageRecord): [string[], string[], string[]] {
+  const kinds: string[] = [];
+  const items: string[] = [];
+  const times: string[] = [];
+  for (const [kind, record] of [
+    ['tool', used.tools],
+    ['event', used.events],
+  ] as const) {
+    for (const [item, at] of Object.entries(record)) {
+      kinds.push(kind);
+      items.push(item);
+      times.push(at);
+    }
+  }
+  return [kinds, items, times];
+}
+
+function payload(name: string, what: 'harness' | 'usage', usage?: { used: UsageRecord; last_used_at: string | null }): string {
+  return JSON.stringify({ name, what, ...usage });
+}
+
+/** The uses a notification carries, kept only when well-formed (anything on the channel is read, not trusted). */
+function readUsage(message: { used?: unknown; last_used_at?: unknown }): { used: UsageRecord; last_used_at: string | null } | undefined {
+  const used = message.used as { tools?: unknown; events?: unknown } | undefined;
+  if (typeof used !== 'object' || used === null) return undefined;
+  const times = (value: unknown): Record<string, string> => {
+    const out: Record<string, string> = {};
+    if (typeof value !== 'object' || value === null) return out;
+    for (const [key, at] of Object.entries(value)) if (typeof at === 'string' && !Number.isNaN(Date.parse(at))) out[key] = at;
+    return out;
+  };
+  const last = typeof message.last_used_at === 'string' && !Number.isNaN(Date.parse(message.last_used_at)) ? message.last_used_at : null;
+  return { used: { tools: times(used.tools), events: times(used.events) }, last_used_at: last };
+}

@@ -1,0 +1,21 @@
+// For the tests of the daemon's core in one process (the registry over a store): a clock they set, and
+// the code of a refusal.
+import { expect } from 'vitest';
+import { BermdError } from 'bermd';
+
+/** A clock that ticks one second per reading, so every timestamp differs. */
+export function ticking(start = Date.UTC(2026, 0, 1)): () => Date {
+  let t = start;
+  return () => new Date((t += 1000));
+}
+
+/** The code of the `BermdError` `p` rejects with; fails when it resolves or rejects with anything else. */
+export async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(BermdError);
+    return (e as BermdError).code;
+  }
+  throw new Error('expected a refusal');
+}

@@ -1,0 +1,79 @@
+// The kinds of store the shared store suite runs over (store.test.ts, store-crash.test.ts): where each
+// keeps a deployed set (a site), how a bermd process is pointed at it, how a site is copied whole (so
+// each crash step starts from the same store), and what is stored there, read raw, beneath the store's
+// own interface.
+import { cp, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pino } from 'pino';
+import { DirectoryStore, type HarnessStore, PostgresStore } from '../dist/deploy/index.js';
+import { removeDir, type StartOptions, tempDir } from './daemon.js';
+import { createDatabase, dropDatabase, POSTGRES_URL, sql } from './postgres.js';
+
+const logger = pino({ level: 'silent' });
+
+export interface StoreSite {
+  /** A new store on this site. */
+  open(): Promise<HarnessStore>;
+  /** How a bermd process keeps its set here. */
+  start: Pick<StartOptions, 'stateDir' | 'store'>;
+  /** Another site holding what this one holds now (nothing may have it open). */
+  copy(): Promise<StoreSite>;
+  /** What is stored, raw and sorted: file names in the state directory, or names with a row. */
+  raw(): Promise<string[]>;
+  /** `raw()` of a site holding exactly `names`, whole. */
+  rawOf(names: string[]): string[];
+  /** The digest the metadata (or row) beside the image names. */
+  recordedDigest(name: string): Promise<string>;
+  dispose(): Promise<void>;
+}
+
+export interface StoreKind {
+  name: 'directory' | 'postgres';
+  /** Why the kind cannot run here (no PostgreSQL in this run), else undefined. */
+  unavailable?: string;
+  /** An empty site. */
+  site(): Promise<StoreSite>;
+}
+
+function directorySite(stateDir: string): StoreSite {
+  const dir = path.join(stateDir, 'harnesses');
+  return {
+    open: () => DirectoryStore.open(stateDir),
+    start: { stateDir },
+    copy: async () => {
+      const to = await tempDir('bermd-store-');
+      await cp(stateDir, to, { recursive: true });
+      return directorySite(to);
+    },
+    raw: async () => (await readdir(dir).catch(() => [] as string[])).sort(),
+    rawOf: (names) => names.flatMap((n) => [`${n}.json`, `${n}.wasm`]).sort(),
+    recordedDigest: async (name) => (JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8')) as { digest: string }).digest,
+    dispose: () => removeDir(stateDir),
+  };
+}
+
+function postgresSite(url: string): StoreSite {
+  return {
+    open: () => PostgresStore.open(url, { logger }),
+    start: { store: url },
+    copy: async () => postgresSite(await createDatabase(url)),
+    raw: async () => {
+      const tables = await sql<{ t: string | null }>(url, "SELECT to_regclass('berm_harness')::text AS t");
+      if (tables[0]!.t === null) return [];
+      return (await sql<{ name: string }>(url, 'SELECT name FROM berm_harness ORDER BY name COLLATE "C"')).map((r) => r.name);
+    },
+    rawOf: (names) => [...names].sort(),
+    recordedDigest: async (name) =>
+      (await sql<{ digest: string }>(url, 'SELECT digest FROM berm_harness WHERE name = $1', [name]))[0]!.digest,
+    dispose: () => dropDatabase(url),
+  };
+}
+
+export const STORE_KINDS: StoreKind[] = [
+  { name: 'directory', site: async () => directorySite(await tempDir('bermd-store-')) },
+  {
+    name: 'postgres',
+    unavailable: POSTGRES_URL === null ? 'no PostgreSQL in this run' : undefined,
+    site: async () => postgresSite(await createDatabase()),
+  },
+];

@@ -1,0 +1,50 @@
+/**
+ * How a deployed harness is written for people: when, which image, under what limits, granted what.
+ * Plain text, shared by the CLI's views and the web page (`@berm/cli/format`). It escapes nothing:
+ * the CLI makes a daemon's answer printable before these see it (printable.ts), and the page renders
+ * what they return as text.
+ */
+import type { GrantSet, HarnessLimits } from '@berm/client';
+import { formatDuration, formatSize } from '@berm/protocol';
+
+/** `2026-01-02T03:04:05Z` as "5 minutes ago", the way `docker ps` says it. */
+export function ago(iso: string | null, now: Date = new Date()): string {
+  if (iso === null) return 'never';
+  const seconds = Math.round((now.getTime() - new Date(iso).getTime()) / 1000);
+  if (!Number.isFinite(seconds)) return iso;
+  if (seconds < 5) return 'just now';
+  const units: [string, number][] = [
+    ['day', 86400],
+    ['hour', 3600],
+    ['minute', 60],
+    ['second', 1],
+  ];
+  for (const [unit, size] of units) {
+    const n = Math.floor(seconds / size);
+    if (n >= 1) return `${n} ${unit}${n === 1 ? '' : 's'} ago`;
+  }
+  return iso;
+}
+
+/** `sha256:0123456789abcdef…` as `0123456789ab`, as docker shortens image ids. */
+export function shortDigest(digest: string): string {
+  return digest.replace(/^sha256:/, '').slice(0, 12);
+}
+
+/** `10s/64M/1M/2`: time, memory, result size and calls at once, as the daemon's flags and the deploy take them. */
+export function limitsText(limits: HarnessLimits | undefined): string {
+  if (limits === undefined) return '-';
+  // A daemon older than max_concurrency does not say it.
+  const concurrency = limits.max_concurrency === undefined ? '' : `/${limits.max_concurrency}`;
+  return `${formatDuration(limits.timeout_ms)}/${formatSize(limits.max_memory_bytes)}/${formatSize(limits.max_result_bytes)}${concurrency}`;
+}
+
+/** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */
+export function grantsText(grants: GrantSet | undefined): string {
+  if (grants === undefined) return '-';
+  const parts = Object.entries(grants.syscalls).map(([syscall, hosts]) =>
+    hosts.length > 0 ? `${syscall}=${hosts.join(',')}` : `syscall=${syscall}`,
+  );
+  if (grants.secrets.length > 0) parts.push(`secret=${grants.secrets.join(',')}`);
+  return parts.length > 0 ? parts.join(' ') : '-';
+}

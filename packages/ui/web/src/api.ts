@@ -1,0 +1,58 @@
+/** The control API over fetch: the same requests curl makes, with the token as a header. */
+import { encodeDeployQuery } from '@berm/protocol';
+import { authHeaders } from './token.js';
+import type { DeployOptions, DeployResult, ErrorObject, HarnessDetail, HarnessSummary } from './types.js';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorObject,
+  ) {
+    super(body.message);
+  }
+
+  get code(): string {
+    return this.body.code;
+  }
+}
+
+/** Whether `e` means the daemon wants a (different) token. */
+export function isUnauthorized(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 401;
+}
+
+async function send(method: string, path: string, body?: Blob): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(path, { method, body, headers: { accept: 'application/json', ...authHeaders() } });
+  } catch (e) {
+    throw new ApiError(0, { code: 'daemon-unreachable', message: `bermd could not be reached (${(e as Error).message})` });
+  }
+  if (response.ok) return response;
+  const text = await response.text();
+  let error: ErrorObject | undefined;
+  try {
+    error = (JSON.parse(text) as { error?: ErrorObject }).error;
+  } catch {
+    // not a bermd error body
+  }
+  throw new ApiError(response.status, error ?? { code: 'unexpected-response', message: `${method} ${path} answered ${response.status}` });
+}
+
+export async function listHarnesses(): Promise<HarnessSummary[]> {
+  return (await send('GET', '/harnesses')).json() as Promise<HarnessSummary[]>;
+}
+
+export async function getHarness(name: string): Promise<HarnessDetail> {
+  return (await send('GET', `/harnesses/${encodeURIComponent(name)}`)).json() as Promise<HarnessDetail>;
+}
+
+/** Deploys (or with `dryRun`, checks) `image` as `name`; the query is the one the client and `crab deploy` send. */
+export async function deploy(name: string, image: Blob, options: DeployOptions = {}): Promise<DeployResult> {
+  const response = await send('PUT', `/harnesses/${encodeURIComponent(name)}${encodeDeployQuery(options)}`, image);
+  return { ...((await response.json()) as DeployResult), replaced: response.status === 200 };
+}
+
+export async function undeploy(name: string): Promise<void> {
+  await send('DELETE', `/harnesses/${encodeURIComponent(name)}`);
+}

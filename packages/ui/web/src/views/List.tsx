@@ -1,0 +1,60 @@
+/** The deployed harnesses, as `berm ls` lists them; the page keeps it current as changes arrive. */
+import { grantsText, limitsText, shortDigest } from '../format.js';
+import { usePage } from '../context.js';
+import { href } from '../router.js';
+import { When } from '../widgets.js';
+
+export function List() {
+  const { harnesses } = usePage();
+  return (
+    <section aria-labelledby="list-heading">
+      <h1 id="list-heading">Deployed harnesses</h1>
+      {harnesses === undefined ? (
+        <p class="muted">Loading…</p>
+      ) : harnesses.length === 0 ? (
+        <p>
+          Nothing is deployed. <a href={href({ view: 'deploy' })}>Deploy an image</a>, or run <code>crab deploy NAME IMAGE</code>.
+        </p>
+      ) : (
+        <table class="harnesses">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Version</th>
+              <th scope="col">Tools</th>
+              <th scope="col">Digest</th>
+              <th scope="col">Deployed</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Limits</th>
+              <th scope="col">Grants</th>
+            </tr>
+          </thead>
+          <tbody>
+            {harnesses.map((h) => (
+              <tr key={h.name} data-harness={h.name}>
+                <th scope="row" data-label="Name">
+                  <a href={href({ view: 'harness', name: h.name })}>{h.name}</a>
+                </th>
+                <td data-label="Version">{h.version || '-'}</td>
+                <td data-label="Tools">{h.tools.length > 0 ? h.tools.join(', ') : '-'}</td>
+                <td data-label="Digest">
+                  <code title={h.digest}>{shortDigest(h.digest)}</code>
+                </td>
+                <td data-label="Deployed">
+                  <When iso={h.deployed_at} />
+                </td>
+                <td data-label="Last used">
+                  <When iso={h.last_used_at} />
+                </td>
+                <td data-label="Limits" title="time / memory / result size / calls at once">
+                  {limitsText(h.limits)}
+                </td>
+                <td data-label="Grants">{grantsText(h.grants)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
