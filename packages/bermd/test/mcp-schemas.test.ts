@@ -44,6 +44,18 @@ const typedTools: ToolSpec[] = [
     query: true,
   },
   {
+    name: 'routed',
+    description: 'Asks clients to mirror arguments into headers, once as the transport allows and once as it does not.',
+    arguments: {
+      type: 'object',
+      properties: {
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        zones: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Bad Name' } },
+      },
+    },
+    returns: { type: 'object' },
+  },
+  {
     name: 'count',
     description: 'Answers a bare number.',
     arguments: { type: 'object' },
@@ -145,6 +157,20 @@ describe('/mcp tools/list as clients read it', () => {
     }
     const detail = (await (await fetch(`${d.url}/harnesses/typed`)).json()) as { manifest: ManifestData };
     expect(detail.manifest.tools[0]!.arguments).toEqual(typedTools[0]!.arguments);
+  });
+
+  it('leaves out x-mcp-header, so no client drops the tool or is asked for Mcp-Param headers bermd does not check', async () => {
+    for (const [generation, tools] of await lists()) {
+      const routed = tools.find((t) => t.name === 'typed.routed');
+      expect(routed?.inputSchema, generation).toEqual({
+        type: 'object',
+        properties: { region: { type: 'string' }, zones: { type: 'array', items: { type: 'string' } } },
+      });
+    }
+    const result = await modern.callTool({ name: 'typed.routed', arguments: { region: 'eu', zones: ['a'] } });
+    expect(result.structuredContent).toEqual({ region: 'eu', zones: ['a'] });
+    const detail = (await (await fetch(`${d.url}/harnesses/typed`)).json()) as { manifest: ManifestData };
+    expect(detail.manifest.tools.find((t) => t.name === 'routed')!.arguments).toEqual(typedTools[1]!.arguments);
   });
 
   it('lists a bare result as an output schema to 2026-07-28 clients only, and answers it typed', async () => {

@@ -4,8 +4,12 @@
  * format "uint32" ignored`), or refuse the schema in strict mode. `standardSchema` writes what such a
  * format means in the keywords every 2020-12 validator reads: a number format becomes the range it
  * names (`minimum`/`maximum`); any other format JSON Schema does not define is left out (in 2020-12 a
- * format is an annotation, so no validator checked it). Everything else is kept as written: the
- * manifest itself, and what `breaks` compares, keep the originals.
+ * format is an annotation, so no validator checked it). Everything else is kept as written but one
+ * keyword, `x-mcp-header`: MCP 2026-07-28 makes it a transport contract, not an annotation (a client
+ * must copy the argument into an `Mcp-Param-*` header, drops the whole tool when the annotation breaks
+ * a rule of the transport, and the server must refuse a call whose header and body disagree). A manifest
+ * describes tools for any caller and bermd routes on no such header, so clients are never asked to send
+ * one. The manifest itself, and what `breaks` compares, keep the originals.
  *
  * Ranges wider than a double holds exactly are cut to the safe integers, ±(2^53 − 1): an int64's
  * bounds have more digits than a double, a client parsing JSON into doubles (as bermd itself does)
@@ -101,9 +105,16 @@ function withoutFormat(schema: SchemaObject): SchemaObject {
   return rest;
 }
 
+/** The keyword by which a 2026-07-28 tool asks its clients to mirror an argument into an `Mcp-Param-*` header. */
+const MCP_HEADER_KEYWORD = 'x-mcp-header';
+
 function rewrite(schema: unknown): unknown {
   if (!isObject(schema)) return schema;
   let out = withoutFormat(schema);
+  if (MCP_HEADER_KEYWORD in out) {
+    const { [MCP_HEADER_KEYWORD]: _header, ...rest } = out;
+    out = rest;
+  }
   const set = (key: string, value: unknown): void => {
     if (value === out[key]) return;
     if (out === schema) out = { ...schema };
@@ -131,8 +142,8 @@ function rewrite(schema: unknown): unknown {
 
 /**
  * `schema` as any JSON Schema 2020-12 validator reads it without a warning: number formats become the
- * ranges they mean and other formats the standard does not define are left out, wherever a schema
- * sits (properties, items, `$defs`, ...; never inside `const`, `enum`, `default` or `examples`). Parts
+ * ranges they mean, other formats the standard does not define are left out, and so is `x-mcp-header`,
+ * wherever a schema sits (properties, items, `$defs`, ...; never inside `const`, `enum`, `default` or `examples`). Parts
  * with nothing to change are the same objects as in `schema`, which itself is never changed.
  */
 export function standardSchema<T extends JsonSchema>(schema: T): T {

@@ -118,6 +118,31 @@ describe('standardSchema', () => {
     });
   });
 
+  it('leaves out x-mcp-header wherever a schema sits, so no client is asked to mirror an argument into a header', () => {
+    const schema: JsonSchema = {
+      type: 'object',
+      properties: {
+        region: { type: 'string', 'x-mcp-header': 'Region' },
+        // Not a tool argument a client could mirror, and not a rule the transport allows: left out too.
+        nested: { type: 'array', items: { type: 'integer', format: 'uint8', 'x-mcp-header': 'Bad Name' } },
+        // Data that merely looks like the keyword stays.
+        fixed: { const: { 'x-mcp-header': 'kept' } },
+      },
+      'x-mcp-header': 'Whole',
+      'x-berm-note': 'an unknown keyword stays',
+    };
+    expect(standardSchema(schema)).toEqual({
+      type: 'object',
+      properties: {
+        region: { type: 'string' },
+        nested: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 255 } },
+        fixed: { const: { 'x-mcp-header': 'kept' } },
+      },
+      'x-berm-note': 'an unknown keyword stays',
+    });
+    expect((schema.properties as Record<string, JsonSchema>).region).toEqual({ type: 'string', 'x-mcp-header': 'Region' });
+  });
+
   it('never changes its argument, and gives back the parts it had nothing to change', () => {
     const untouched = { type: 'object', properties: { s: { type: 'string' } } };
     const schema = { type: 'object', properties: { n: { type: 'integer', format: 'uint8' }, other: untouched } };
