@@ -19,7 +19,8 @@ export async function main(argv: string[]): Promise<void> {
     options = await parseOptions(argv);
   } catch (e) {
     if (!(e instanceof OptionsError)) throw e;
-    process.stderr.write(`bermd: ${e.message}\n${USAGE}\n`);
+    // The synopsis, not every option's description: the error stays on screen above it.
+    process.stderr.write(`bermd: ${e.message}\n${USAGE.split('\n\n')[0]}\n(bermd --help describes each option)\n`);
     process.exitCode = 2;
     return;
   }

@@ -347,6 +347,9 @@ describe('bermd command line', { timeout: 90_000 }, () => {
       expect([args, r.code]).toEqual([args, 2]);
       expect(r.stderr).toMatch(/^bermd: /);
       expect(r.stderr).toContain('usage: bermd');
+      // The synopsis only: every option's description is --help's.
+      expect(r.stderr).not.toContain('--listen          address to bind');
+      expect(r.stderr).toContain('bermd --help describes each option');
       expect(r.stdout).toBe('');
     }
   });
