@@ -36,6 +36,7 @@ import {
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
+import { Stop } from '../runtime/index.js';
 import type { Generation } from './catalog.js';
 import { callTool, type EventMessage, isLoggingLevel, type McpCore, type SessionState, serverInfo } from './server.js';
 
@@ -49,7 +50,7 @@ export interface FastCallSession {
   readonly id: string | undefined;
   readonly state: SessionState;
   /** Fast-path calls under way, by JSON-RPC id, for `notifications/cancelled`. */
-  readonly calls: Map<RequestId, AbortController>;
+  readonly calls: Map<RequestId, Stop>;
 }
 
 export interface FastCallRequest {
@@ -206,9 +207,9 @@ function logFinished(core: McpCore, session: string | undefined, call: FastCallR
   core.logger.debug({ session, rpc_id: call.id, tool: call.name, via: 'fast-path' }, 'tools/call finished');
 }
 
-/** An abort controller that fires when `res` closes before its answer is written: the client went away. */
-function abortOnClose(res: ServerResponse): { controller: AbortController; release(): void } {
-  const controller = new AbortController();
+/** A stop that fires when `res` closes before its answer is written: the client went away. */
+function abortOnClose(res: ServerResponse): { controller: Stop; release(): void } {
+  const controller = new Stop();
   const onClose = (): void => {
     if (!res.writableFinished) controller.abort();
   };
@@ -243,7 +244,7 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     message = await respond(
       core,
       call,
-      () => callTool(core, session.state, 'legacy', call.name, call.args, { signal: controller.signal, notify }),
+      () => callTool(core, session.state, 'legacy', call.name, call.args, { signal: controller, notify }),
       (result) => result,
     );
   } finally {
@@ -254,7 +255,7 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
   logFinished(core, session.id, call);
   // A call its client cancelled, or whose session ended, gets no response (MCP's cancellation: the SDK's
   // server sends none either); its stream just ends.
-  if (controller.signal.aborted) write('', true);
+  if (controller.aborted) write('', true);
   else write(frame(message), true);
 }
 
@@ -282,7 +283,7 @@ export async function answerModernFastCall(core: McpCore, call: ModernFastCallRe
     message = await respond(
       core,
       call,
-      () => callTool(core, call.state, generation, call.name, call.args, { signal: controller.signal, notify }),
+      () => callTool(core, call.state, generation, call.name, call.args, { signal: controller, notify }),
       (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
     );
   } finally {
@@ -291,7 +292,7 @@ export async function answerModernFastCall(core: McpCore, call: ModernFastCallRe
   }
   logFinished(core, undefined, call);
   // The client closed the connection: nobody is there to answer.
-  if (controller.signal.aborted || res.destroyed) {
+  if (controller.aborted || res.destroyed) {
     res.end();
     return;
   }

@@ -28,6 +28,7 @@ import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
 import { violation } from './schema-issues.js';
+import { type SignalLike, Stop } from './stop.js';
 import type { GuestOutcome, ProgramPayload, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout_ms;
@@ -89,8 +90,8 @@ export interface Reached {
 export type CallOutcome = ({ ok: unknown } | { error: CallError }) & { reached: Reached };
 
 export interface CallOptions {
-  /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running). */
-  signal?: AbortSignal;
+  /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running): an `AbortSignal`, or a `Stop`. */
+  signal?: SignalLike;
   /** Called for this call's `berm.log` lines, besides the runner's `log`. */
   onLog?: (entry: GuestLogEntry) => void;
   /** Called for this call's events, besides the runner's `onEvent` (e.g. to notify the requesting session). */
@@ -111,7 +112,8 @@ interface CallState {
   started?: number;
   /** Its place among the calls waiting for, or holding, a worker. */
   turn?: Turn;
-  controller: AbortController;
+  /** Stops the call: its time limit, its caller's signal, the runner closing. piscina takes it as the task's signal. */
+  controller: Stop;
   timedOut: boolean;
   cancelled: boolean;
   /** Its budget of log and event bytes, once spent. */
@@ -278,7 +280,7 @@ export class ToolRunner {
       entry,
       programs,
       accepted: performance.now(),
-      controller: new AbortController(),
+      controller: new Stop(),
       timedOut: false,
       cancelled: false,
       received: 0,
@@ -317,7 +319,7 @@ export class ToolRunner {
     let outcome: GuestOutcome;
     try {
       if (!turn.started) {
-        const stopped = new Promise<void>((resolve) => state.controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+        const stopped = new Promise<void>((resolve) => state.controller.addEventListener('abort', resolve));
         await Promise.race([granted, stopped]);
       }
       if (!turn.started) {
@@ -330,7 +332,7 @@ export class ToolRunner {
           programs,
           limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
         };
-        const result = await this.pool.run(task, { signal: state.controller.signal });
+        const result = await this.pool.run(task, { signal: state.controller });
         state.expected = result.posted;
         if (state.received < state.expected) await new Promise<void>((resolve) => (state.drained = resolve));
         outcome = result.outcome;
@@ -394,7 +396,7 @@ export class ToolRunner {
   private serveHost(state: CallState | undefined, message: Extract<WorkerMessage, { kind: 'host' }>): void {
     const { reply, flag, name } = message;
     const service = this.hostServices.get(name);
-    if (state === undefined || state.controller.signal.aborted) {
+    if (state === undefined || state.controller.aborted) {
       answerWorker(reply, flag, { refused: `${name}: the call has ended` });
       return;
     }
