@@ -23,7 +23,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { drainRejectedBody } from '../app/index.js';
 import { BermdError } from '../errors.js';
-import { cancelledIds } from './fast-call.js';
+import { cancelledIds, KnownEnvelopes } from './fast-call.js';
 import { SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 import { ANSWERERS, type McpAnswerer, type McpExchange } from './transport.js';
@@ -107,6 +107,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const answerers = options.answerers ?? ANSWERERS;
   const bodyLimit = options.maxBodySize ?? MAX_MCP_BODY;
   const underWay = new Set<Promise<void>>();
+  const envelopes = new KnownEnvelopes();
   let closing = false;
 
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -122,7 +123,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
     }
 
-    const route = plainlyLegacy(request, body) ? undefined : classify(request, body);
+    let route: InboundClassificationOutcome | undefined;
+    if (!plainlyLegacy(request, body)) {
+      route = envelopes.routeOf(body, request.headers);
+      if (route === undefined) {
+        route = classify(request, body);
+        envelopes.learn(route, request.headers);
+      }
+    }
     let exchange: McpExchange;
     let session: Session | undefined;
     if (route === undefined || route.kind === 'legacy') {
