@@ -294,13 +294,45 @@ export class ToolRunner {
       events: new Map(),
       options,
     };
-    let grant!: () => void;
-    const granted = new Promise<void>((resolve) => (grant = resolve));
-    const turn = this.queue.enter(harness, entry.maxConcurrency, () => {
-      state.started = performance.now();
-      grant();
+    const task: Task = {
+      callId,
+      tool,
+      args: text,
+      programs,
+      limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
+    };
+    // Settled with the task's result, or with undefined when the call stopped before it got a worker.
+    let settle!: (result: TaskResult | undefined) => void;
+    let fail!: (e: unknown) => void;
+    const ran = new Promise<TaskResult | undefined>((resolve, reject) => {
+      settle = resolve;
+      fail = reject;
     });
+    let turn: Turn | undefined;
+    // The task goes to piscina from whatever gives the call its turn: at once, or from the call that frees
+    // a worker, which hands it on as soon as its own task's result is in (before that call answers), so the
+    // worker does not wait for the freeing call's continuation to run.
+    const start = (): void => {
+      state.started = performance.now();
+      if (state.controller.aborted) {
+        settle(undefined);
+        return;
+      }
+      this.pool.run(task, { signal: state.controller }).then(
+        (result) => {
+          turn?.leave();
+          settle(result);
+        },
+        (e: unknown) => {
+          turn?.leave();
+          fail(e);
+        },
+      );
+    };
+    this.calls.set(callId, state);
+    turn = this.queue.enter(harness, entry.maxConcurrency, start);
     if (turn === undefined) {
+      this.calls.delete(callId);
       return {
         error: {
           code: 'busy',
@@ -320,24 +352,18 @@ export class ToolRunner {
       state.controller.abort();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    this.calls.set(callId, state);
+    if (!turn.started) {
+      const waiting = turn;
+      state.controller.addEventListener('abort', () => {
+        if (!waiting.started) settle(undefined);
+      });
+    }
     let outcome: GuestOutcome;
     try {
-      if (!turn.started) {
-        const stopped = new Promise<void>((resolve) => state.controller.addEventListener('abort', resolve));
-        await Promise.race([granted, stopped]);
-      }
-      if (!turn.started) {
+      const result = await ran;
+      if (result === undefined) {
         outcome = { error: this.unstarted(state, label) };
       } else {
-        const task: Task = {
-          callId,
-          tool,
-          args: text,
-          programs,
-          limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
-        };
-        const result = await this.pool.run(task, { signal: state.controller });
         state.expected = result.posted;
         if (state.received < state.expected) await new Promise<void>((resolve) => (state.drained = resolve));
         outcome = result.outcome;
