@@ -1,16 +1,16 @@
 /**
  * `ToolRunner`: calls a deployed harness's tools, each call in a fresh instance on a worker thread.
  *
- * Guest code never runs on the main thread: a pool of worker threads (piscina) runs each call, and a
- * call that outlives `callTimeoutMs` is aborted, which makes piscina terminate that worker (the only way
+ * Guest code never runs on the main thread: a pool of worker threads (pool.ts) runs each call, and a
+ * call that outlives `callTimeoutMs` is stopped, which makes the pool terminate that worker (the only way
  * to stop a guest spinning in a loop) while the other workers keep serving. Which call gets a worker is
- * decided here, fairly between harnesses (fair-queue.ts); piscina is handed only calls that may run.
+ * decided here, fairly between harnesses (fair-queue.ts); the pool is handed only calls that may run.
  * A call's clock starts when it is accepted, so time spent waiting for a worker counts against its limit.
  *
  * How modules reach the workers: every task carries the `WebAssembly.Module`s it may need (the called
  * harness, plus, when it imports `berm.call`, each deployed program its calls can reach within the depth
  * limit). Cloning a module to a worker shares V8's compiled code rather than copying it; measured with
- * piscina on this project's 2-core machine (bench/runtime.js prints both every run), a task carrying a
+ * worker threads on this project's 2-core machine (bench/runtime.js prints both every run), a task carrying a
  * module costs the same as one carrying only a digest (~25 µs per round trip either way, within noise),
  * so a per-worker module cache would add a miss protocol and invalidation for no gain. What is costly to rebuild, the validators, is cached per
  * worker under a key unique to each deploy (chain.ts); their source travels only with tasks that can
@@ -20,11 +20,11 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
 import { DeployedSet, type Entry, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
 import { RunnerError, type CallError } from './errors.js';
 import { FairQueue, type Turn } from './fair-queue.js';
+import { WorkerPool } from './pool.js';
 import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
@@ -71,7 +71,7 @@ export interface RunnerOptions {
   maxQueue?: number;
   /**
    * Worker threads: a fixed count, or bounds. Default: at most `workersFor(maxConcurrency)`, so that one
-   * harness at its limit leaves workers for the others; at least piscina's minimum (from the CPU count).
+   * harness at its limit leaves workers for the others; kept even when idle, the limit plus one (or half the cores, if more).
    */
   threads?: number | { min?: number; max?: number };
   /** Receives every accepted `berm.log`. */
@@ -113,25 +113,18 @@ interface CallState {
   started?: number;
   /** Its place among the calls waiting for, or holding, a worker. */
   turn?: Turn;
-  /** Stops the call: its time limit, its caller's signal, the runner closing. piscina takes it as the task's signal. */
+  /** Stops the call: its time limit, its caller's signal, the runner closing (the pool terminates its worker if it runs). */
   controller: Stop;
   timedOut: boolean;
   cancelled: boolean;
   /** Its budget of log and event bytes, once spent. */
   spent?: number;
-  received: number;
-  expected: number;
-  drained?: () => void;
   tools: Map<string, { harness: string; tool: string }>;
   events: Map<string, { harness: string; event: string }>;
   options: CallOptions;
 }
 
-/**
- * The built worker script's path: next to this module in `dist/`, or, when sources are run directly, in
- * the build. A path, not a `file:` URL: piscina turns a URL into a path again on every task (a `new URL`
- * and `fileURLToPath`, ~1 µs of the main thread per call, measured on Node 20).
- */
+/** The built worker script's path: next to this module in `dist/`, or, when sources are run directly, in the build. */
 function workerScript(): string {
   const here = fileURLToPath(new URL('./worker.js', import.meta.url));
   if (existsSync(here)) return here;
@@ -140,7 +133,7 @@ function workerScript(): string {
   throw new RunnerError('bad-option', `the runtime's worker script is missing (${here}): build bermd first`);
 }
 
-/** piscina's own default minimum: half the cores. */
+/** The fewest workers kept when the limits ask for fewer: half the cores. */
 const DEFAULT_MIN_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
 
 function calls(n: number): string {
@@ -165,7 +158,7 @@ export class ToolRunner {
   readonly maxQueue: number;
   /** The pool's size: the most calls running at once. */
   readonly workers: number;
-  private readonly pool: Piscina<Task, TaskResult>;
+  private readonly pool: WorkerPool<Task, TaskResult>;
   private readonly queue: FairQueue;
   private readonly deployed: DeployedSet;
   private readonly calls = new Map<number, CallState>();
@@ -198,19 +191,17 @@ export class ToolRunner {
     this.log = options.log;
     this.onEvent = options.onEvent;
     this.hostServices = options.hostServices ?? new Map();
-    this.pool = new Piscina<Task, TaskResult>({
+    this.pool = new WorkerPool<Task, TaskResult>({
       filename: workerScript(),
       // Kept alive even when idle: enough for a harness at its limit and one call of another, so a worker
       // terminated under a runaway call is replaced at once rather than when the next call needs it.
-      minThreads: Math.min(threads.min ?? Math.max(this.maxConcurrency + 1, DEFAULT_MIN_THREADS), this.workers),
-      maxThreads: this.workers,
-      // Piscina's default (0) ends a worker above minThreads as soon as it idles; a daemon's bursts
-      // would then pay a thread start (tens of ms) each time.
-      idleTimeout: 30_000,
+      min: Math.min(threads.min ?? Math.max(this.maxConcurrency + 1, DEFAULT_MIN_THREADS), this.workers),
+      max: this.workers,
+      // A worker above the minimum that ended as soon as it idled would make a daemon's bursts pay a thread
+      // start (tens of ms) each time.
+      idleTimeoutMs: 30_000,
+      onMessage: (message) => this.onWorkerMessage(message as WorkerMessage),
     });
-    this.pool.on('message', (message: WorkerMessage) => this.onWorkerMessage(message));
-    // Worker crashes surface as the failed task's rejection; the pool's own event needs a listener so it is not thrown.
-    this.pool.on('error', () => {});
   }
 
   /** Caps the image's memory at this runner's limit and compiles it: what a deploy should store in `HarnessInput.module`. */
@@ -288,8 +279,6 @@ export class ToolRunner {
       controller: new Stop(),
       timedOut: false,
       cancelled: false,
-      received: 0,
-      expected: Number.POSITIVE_INFINITY,
       tools: new Map([[label, { harness, tool }]]),
       events: new Map(),
       options,
@@ -309,7 +298,7 @@ export class ToolRunner {
       fail = reject;
     });
     let turn: Turn | undefined;
-    // The task goes to piscina from whatever gives the call its turn: at once, or from the call that frees
+    // The task goes to the pool from whatever gives the call its turn: at once, or from the call that frees
     // a worker, which hands it on as soon as its own task's result is in (before that call answers), so the
     // worker does not wait for the freeing call's continuation to run.
     const start = (): void => {
@@ -318,7 +307,7 @@ export class ToolRunner {
         settle(undefined);
         return;
       }
-      this.pool.run(task, { signal: state.controller }).then(
+      this.pool.run(task, state.controller).then(
         (result) => {
           turn?.leave();
           settle(result);
@@ -364,8 +353,6 @@ export class ToolRunner {
       if (result === undefined) {
         outcome = { error: this.unstarted(state, label) };
       } else {
-        state.expected = result.posted;
-        if (state.received < state.expected) await new Promise<void>((resolve) => (state.drained = resolve));
         outcome = result.outcome;
       }
     } catch (e) {
@@ -485,6 +472,5 @@ export class ToolRunner {
         }
         break;
     }
-    if (state !== undefined && ++state.received >= state.expected) state.drained?.();
   }
 }

@@ -5,9 +5,8 @@
  * and remove (EventTarget), and a `tools/call` through the fast path made two controllers and up to four
  * listeners, ~10 µs of the main thread's ~190 µs per call; a `Stop` and its listeners cost well under 1 µs.
  *
- * It has the shape piscina takes as a task's signal (`addEventListener`, `removeEventListener`, `aborted`,
- * `reason`) and the shape the runner reads from a caller's signal (`SignalLike`), which a real
- * `AbortSignal` also has. A real signal is made from it only when something needs one (`signal`): a host
+ * The worker pool listens on it for a task's end (pool.ts), and it has the shape the runner reads from a
+ * caller's signal (`SignalLike`), which a real `AbortSignal` also has. A real signal is made from it only when something needs one (`signal`): a host
  * service handing it to an HTTP client.
  */
 
