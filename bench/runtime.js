@@ -61,10 +61,9 @@ const dir = await mkdtemp(join(tmpdir(), 'berm-bench-'));
 const workerFile = join(dir, 'noop.mjs');
 await writeFile(
   workerFile,
-  `import { parentPort } from 'node:worker_threads';
+  `import { serveTasks } from ${JSON.stringify(new URL('../packages/bermd/dist/runtime/pool.js', import.meta.url).href)};
 const cache = new Map();
-parentPort.on('message', (t) => { if (t.module) cache.set(t.key, t.module); parentPort.postMessage({ kind: 'result', result: cache.size }); });
-parentPort.postMessage({ kind: 'ready' });
+serveTasks((t) => { if (t.module) cache.set(t.key, t.module); return cache.size; });
 `,
 );
 const pool = new WorkerPool({ filename: workerFile, min: 2, max: 2, idleTimeoutMs: 30_000, onMessage: () => {} });

@@ -1,7 +1,8 @@
-// The worker pool on its own (src/runtime/pool.ts), on real worker threads running small worker scripts
-// written here: results come after a task's messages, a stopped task ends at once and its worker is
-// replaced, a dying worker fails its task only, a script that cannot start is not restarted in a loop,
-// idle workers above the minimum end, and closing fails what runs.
+// The worker pool on its own (src/runtime/pool.ts), on real worker threads running a small worker script
+// written here on the pool's `serveTasks`: results come after a task's messages, a stopped task ends at
+// once and its worker is replaced, a failing task fails alone, a dying worker fails its task only, a
+// script that cannot start is not restarted in a loop, a poll takes in a reply the event loop has not
+// delivered, idle workers above the minimum end, and closing fails what runs.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,18 +12,19 @@ import { Stop } from '../dist/runtime/stop.js';
 
 /**
  * A worker that answers `{ n, notes }` with `n * 2` after posting `notes` messages; `{ spin: true }` never
- * ends; `{ exit: code }` ends the thread; `{ throw: message }` throws outside the task, uncaught.
+ * ends; `{ exit: code }` ends the thread; `{ fail: message }` throws; `{ unsendable: message }` answers a
+ * value that throws `message` as it is sent, so the worker dies of an uncaught error.
  */
 const WORKER = `
-import { parentPort } from 'node:worker_threads';
-parentPort.on('message', (task) => {
+import { serveTasks } from ${JSON.stringify(new URL('../dist/runtime/pool.js', import.meta.url).href)};
+serveTasks((task, post) => {
   if (task.spin) for (;;);
   if (task.exit !== undefined) process.exit(task.exit);
-  if (task.throw !== undefined) { setImmediate(() => { throw new Error(task.throw); }); return; }
-  for (let i = 0; i < task.notes; i++) parentPort.postMessage({ kind: 'note', n: task.n, i });
-  parentPort.postMessage({ kind: 'result', result: task.n * 2 });
+  if (task.fail !== undefined) throw new Error(task.fail);
+  if (task.unsendable !== undefined) return { get value() { throw new Error(task.unsendable); } };
+  for (let i = 0; i < task.notes; i++) post({ kind: 'note', n: task.n, i });
+  return task.n * 2;
 });
-parentPort.postMessage({ kind: 'ready' });
 `;
 
 /** A worker script that fails as it loads. */
@@ -94,13 +96,32 @@ describe('the worker pool', () => {
     expect(notes).toEqual([]);
   });
 
-  it('fails the task of a worker that exits or throws, and serves the next on a new worker', async () => {
+  it('fails a task that throws, and its worker serves the next', async () => {
+    const { p } = pool({ min: 1, max: 1 });
+    await expect(p.run({ fail: 'the task failed' }, new Stop())).rejects.toThrow('the task failed');
+    expect(await p.run({ n: 1, notes: 0 }, new Stop())).toBe(2);
+  });
+
+  it('fails the task of a worker that exits or dies of an uncaught error, and serves the next on a new worker', async () => {
     const { p } = pool({ min: 1, max: 1 });
     await expect(p.run({ exit: 3 }, new Stop())).rejects.toThrow(/exited with code 3/);
     expect(await p.run({ n: 1, notes: 0 }, new Stop())).toBe(2);
-    await expect(p.run({ throw: 'out of the task' }, new Stop())).rejects.toThrow('out of the task');
+    await expect(p.run({ unsendable: 'the answer could not be sent' }, new Stop())).rejects.toThrow('the answer could not be sent');
     expect(await p.run({ n: 2, notes: 0 }, new Stop())).toBe(4);
     await vi.waitFor(() => expect(p.size).toBe(1), { timeout: 10_000 });
+  });
+
+  it('takes in a reply already posted when polled, before the event loop delivers it', async () => {
+    const { p } = pool({ min: 1, max: 1 });
+    let settled: number | undefined;
+    const answer = p.run({ n: 21, notes: 0 }, new Stop()).then((r) => (settled = r));
+    // Blocks the main thread until the worker has replied (its counter raised), so only a poll can have it.
+    const replies = (p as unknown as { replies: Int32Array }).replies;
+    while (Atomics.load(replies, 0) === 0) Atomics.wait(replies, 0, 0, 5);
+    p.poll();
+    await Promise.resolve();
+    expect(settled).toBe(42);
+    await answer;
   });
 
   it('fails tasks with the error of a worker script that cannot start, without restarting it in a loop', async () => {

@@ -245,6 +245,8 @@ export class ToolRunner {
 
   /** Runs `harness`'s `tool` with `args` (a JSON value; undefined means `{}`). Never rejects: failures are outcomes. */
   async call(harness: string, tool: string, args: unknown, options: CallOptions = {}): Promise<CallOutcome> {
+    // The results already posted free their workers now, for this call or one waiting (pool.ts says why).
+    this.pool.poll();
     const none: Reached = { tools: [], events: [] };
     if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none };
     const entry = this.deployed.get(harness);
@@ -350,6 +352,8 @@ export class ToolRunner {
     let outcome: GuestOutcome;
     try {
       const result = await ran;
+      // Before this call's answer is written: the workers whose results are in are free for waiting calls.
+      this.pool.poll();
       if (result === undefined) {
         outcome = { error: this.unstarted(state, label) };
       } else {
