@@ -104,6 +104,8 @@ export interface CallOptions {
 interface CallState {
   /** The harness the call entered through: its time limit applies, and host services see it as the chain's caller. */
   entry: Entry;
+  /** The tool called. */
+  tool: string;
   /** What the task carries, so forwarded host calls are served with the deploys the worker runs. */
   programs: ProgramPayload[];
   timer?: NodeJS.Timeout;
@@ -119,8 +121,9 @@ interface CallState {
   cancelled: boolean;
   /** Its budget of log and event bytes, once spent. */
   spent?: number;
-  tools: Map<string, { harness: string; tool: string }>;
-  events: Map<string, { harness: string; event: string }>;
+  /** The tools its nested calls reached and the events it emitted, by `harness.name`, once there are any. */
+  tools?: Map<string, { harness: string; tool: string }>;
+  events?: Map<string, { harness: string; event: string }>;
   options: CallOptions;
 }
 
@@ -135,6 +138,11 @@ function workerScript(): string {
 
 /** The fewest workers kept when the limits ask for fewer: half the cores. */
 const DEFAULT_MIN_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
+
+/** What a call that never ran reached: nothing (made only then, not for every call). */
+function none(): Reached {
+  return { tools: [], events: [] };
+}
 
 function calls(n: number): string {
   return `${n} call${n === 1 ? '' : 's'}`;
@@ -247,13 +255,12 @@ export class ToolRunner {
   async call(harness: string, tool: string, args: unknown, options: CallOptions = {}): Promise<CallOutcome> {
     // The results already posted free their workers now, for this call or one waiting (pool.ts says why).
     this.pool.poll();
-    const none: Reached = { tools: [], events: [] };
-    if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none };
+    if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none() };
     const entry = this.deployed.get(harness);
-    if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none };
+    if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none() };
     const check = entry.validators.tools.get(tool);
     if (check === undefined)
-      return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none };
+      return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none() };
     const value = args === undefined ? {} : args;
     let text: string;
     try {
@@ -261,28 +268,30 @@ export class ToolRunner {
     } catch (e) {
       return {
         error: { code: 'invalid-arguments', message: `${harness}.${tool}: arguments are not JSON (${(e as Error).message})`, path: '' },
-        reached: none,
+        reached: none(),
       };
     }
     const problem = violation(check, 'argument', value);
     if (problem !== undefined) {
-      return { error: { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path }, reached: none };
+      return {
+        error: { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path },
+        reached: none(),
+      };
     }
     if (options.signal?.aborted)
-      return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none };
+      return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none() };
 
     const label = `${harness}.${tool}`;
     const callId = this.nextCallId++;
     const programs = this.deployed.programsFor(entry);
     const state: CallState = {
       entry,
+      tool,
       programs,
       accepted: performance.now(),
       controller: new Stop(),
       timedOut: false,
       cancelled: false,
-      tools: new Map([[label, { harness, tool }]]),
-      events: new Map(),
       options,
     };
     const task: Task = {
@@ -329,7 +338,7 @@ export class ToolRunner {
           code: 'busy',
           message: `bermd is busy: ${this.maxQueue} calls of ${harness} are already waiting for a worker (--max-queue); ${label} did not run`,
         },
-        reached: none,
+        reached: none(),
       };
     }
     state.turn = turn;
@@ -367,7 +376,11 @@ export class ToolRunner {
       options.signal?.removeEventListener('abort', onAbort);
       this.calls.delete(callId);
     }
-    return { ...outcome, reached: { tools: [...state.tools.values()], events: [...state.events.values()] } };
+    const reached: Reached = {
+      tools: state.tools === undefined ? [{ harness, tool }] : [{ harness, tool }, ...state.tools.values()],
+      events: state.events === undefined ? [] : [...state.events.values()],
+    };
+    return 'ok' in outcome ? { ok: outcome.ok, reached } : { error: outcome.error, reached };
   }
 
   /** Stops every worker; calls still running or waiting end with `closed`. */
@@ -457,9 +470,14 @@ export class ToolRunner {
       case 'spent':
         if (state !== undefined) state.spent = message.budget;
         break;
-      case 'reach':
-        state?.tools.set(`${message.harness}.${message.tool}`, { harness: message.harness, tool: message.tool });
+      case 'reach': {
+        if (state === undefined) break;
+        const key = `${message.harness}.${message.tool}`;
+        // The called tool itself is reported first, always (see `call`).
+        if (message.harness === state.entry.name && message.tool === state.tool) break;
+        (state.tools ??= new Map()).set(key, { harness: message.harness, tool: message.tool });
         break;
+      }
       case 'log': {
         const entry: GuestLogEntry = { harness: message.harness, tool: message.tool, level: message.level, message: message.message };
         if (this.log !== undefined) safely(() => this.log!(entry));
@@ -467,7 +485,8 @@ export class ToolRunner {
         break;
       }
       case 'event':
-        state?.events.set(`${message.harness}.${message.event}`, { harness: message.harness, event: message.event });
+        if (state !== undefined)
+          (state.events ??= new Map()).set(`${message.harness}.${message.event}`, { harness: message.harness, event: message.event });
         if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields));
         if (state?.options.onEvent !== undefined) safely(() => state.options.onEvent!(message.harness, message.event, message.fields));
         if (state?.options.onEmit !== undefined) {
