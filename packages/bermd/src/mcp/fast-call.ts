@@ -206,7 +206,9 @@ export class KnownEnvelopes {
 }
 
 /** The ids a `notifications/cancelled` (alone or in a batch) names. */
-export function cancelledIds(body: unknown): RequestId[] {
+export function cancelledIds(body: unknown): readonly RequestId[] {
+  // Most bodies are one request: nothing to look through, nothing to allocate.
+  if (!Array.isArray(body) && !(isObject(body) && body.method === 'notifications/cancelled')) return NO_IDS;
   const messages = Array.isArray(body) ? body : [body];
   const ids: RequestId[] = [];
   for (const m of messages) {
@@ -217,6 +219,8 @@ export function cancelledIds(body: unknown): RequestId[] {
   }
   return ids;
 }
+
+const NO_IDS: readonly RequestId[] = Object.freeze([]);
 
 /** The SDK's interval between SSE keep-alive comments (its `DEFAULT_SSE_KEEP_ALIVE_MS`, which it does not export). */
 export const SSE_KEEP_ALIVE_MS = 15_000;

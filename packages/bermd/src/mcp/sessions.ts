@@ -171,7 +171,7 @@ export class McpSessions {
   }
 
   /** Aborts the fast-path calls of `session` that a `notifications/cancelled` names. */
-  cancel(session: Session, ids: RequestId[]): void {
+  cancel(session: Session, ids: readonly RequestId[]): void {
     for (const id of ids) session.calls.get(id)?.abort();
   }
 
