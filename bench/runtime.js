@@ -1,15 +1,11 @@
 // Benchmark of the tool runtime (not a test): what one call costs through ToolRunner, against baselines
 // measured in the same run. Build first: npx tsc -b packages/bermd. Run: node bench/runtime.js
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ToolRunner } from '../packages/bermd/dist/runtime/index.js';
+import { Stop, ToolRunner } from '../packages/bermd/dist/runtime/index.js';
+import { WorkerPool } from '../packages/bermd/dist/runtime/pool.js';
 import { CHAIN_WAT, ECHO_WAT, manifest, wat2wasm } from './lib/guests.js';
-
-// piscina is bermd's dependency, not the workspace root's.
-const { Piscina } = createRequire(new URL('../packages/bermd/package.json', import.meta.url))('piscina');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 4000);
@@ -59,17 +55,21 @@ const chainBytes = wat2wasm(CHAIN_WAT);
 // Baseline 1: instantiate + call on the main thread, no worker.
 const direct = await repeat(() => measure('main thread: instantiate + call (baseline)', CALLS * 4, 1, async () => directCall(echoModule)));
 
-// Baseline 2: a piscina round trip doing nothing, and one carrying a compiled module (the runner's design).
+// Baseline 2: a round trip through the runner's worker pool doing nothing, and one carrying a compiled
+// module (the runner's design), as many in flight as the pool has workers.
 const dir = await mkdtemp(join(tmpdir(), 'berm-bench-'));
 const workerFile = join(dir, 'noop.mjs');
 await writeFile(
   workerFile,
-  'const cache = new Map(); export default (t) => { if (t.module) cache.set(t.key, t.module); return cache.size; };\n',
+  `import { serveTasks } from ${JSON.stringify(new URL('../packages/bermd/dist/runtime/pool.js', import.meta.url).href)};
+const cache = new Map();
+serveTasks((t) => { if (t.module) cache.set(t.key, t.module); return cache.size; });
+`,
 );
-const pool = new Piscina({ filename: pathToFileURL(workerFile).href, minThreads: 2, maxThreads: 2 });
-const emptyTrip = await repeat(() => measure('piscina round trip, digest only', CALLS, CONCURRENCY, () => pool.run({ key: 1 })));
+const pool = new WorkerPool({ filename: workerFile, min: 2, max: 2, idleTimeoutMs: 30_000, onMessage: () => {} });
+const emptyTrip = await repeat(() => measure('pool round trip, digest only', CALLS, 2, () => pool.run({ key: 1 }, new Stop())));
 const moduleTrip = await repeat(() =>
-  measure('piscina round trip, module attached', CALLS, CONCURRENCY, () => pool.run({ key: 1, module: echoModule })),
+  measure('pool round trip, module attached', CALLS, 2, () => pool.run({ key: 1, module: echoModule }, new Stop())),
 );
 await pool.destroy();
 await rm(dir, { recursive: true, force: true });
@@ -106,10 +106,10 @@ const row = (r) => `${r.label.padEnd(48)} ${r.perCallUs.toFixed(1).padStart(8)} 
 console.log(`node ${process.version}, best of ${ROUNDS} rounds, 2 worker threads\n`);
 for (const r of [direct, emptyTrip, moduleTrip, serial, parallel, ...levels]) console.log(row(r));
 console.log('');
-console.log(`module attached / digest only (piscina trip):     ${(moduleTrip.perCallUs / emptyTrip.perCallUs).toFixed(2)}x`);
+console.log(`module attached / digest only (pool trip):        ${(moduleTrip.perCallUs / emptyTrip.perCallUs).toFixed(2)}x`);
 console.log(`runner, 1 in flight / main-thread baseline:       ${(serial.perCallUs / direct.perCallUs).toFixed(2)}x`);
 console.log(`runner, ${CONCURRENCY} in flight / main-thread baseline:      ${(parallel.perCallUs / direct.perCallUs).toFixed(2)}x`);
-console.log(`runner, ${CONCURRENCY} in flight / bare piscina round trip:    ${(parallel.perCallUs / emptyTrip.perCallUs).toFixed(2)}x`);
+console.log(`runner, ${CONCURRENCY} in flight / bare pool round trip:       ${(parallel.perCallUs / emptyTrip.perCallUs).toFixed(2)}x`);
 console.log(
   `one berm.call level:                              ${perLevelUs.toFixed(1)} µs (${(perLevelUs / direct.perCallUs).toFixed(2)}x the main-thread instantiate + call)`,
 );

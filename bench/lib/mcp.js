@@ -51,6 +51,21 @@ export async function measure(label, calls, concurrency, callers, once, pid) {
   return { label, perSecond: calls / (ms / 1000), p50: at(0.5), p99: at(0.99), perCallUs: (ms * 1000) / calls, cpu };
 }
 
+/**
+ * `ROUNDS` rounds of every `[name, fn]` in `measurers`, in turn within each round; the best round of each
+ * by throughput, by name.
+ */
+export async function repeatEach(measurers) {
+  const best = {};
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [name, fn] of measurers) {
+      const result = await fn();
+      if (best[name] === undefined || result.perSecond > best[name].perSecond) best[name] = result;
+    }
+  }
+  return best;
+}
+
 export async function repeat(fn) {
   const results = [];
   for (let r = 0; r < ROUNDS; r++) results.push(await fn());

@@ -266,6 +266,35 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
     });
   }
 
+  // The fast path routes a call without the SDK's classification once the classification has accepted its
+  // envelope (KnownEnvelopes): an envelope that differs from every accepted one is still the SDK's to judge.
+  const badEnvelopes: Array<{ title: string; meta: Record<string, unknown> }> = [
+    { title: 'a clientInfo whose name is not a string', meta: { 'io.modelcontextprotocol/clientInfo': { name: 5, version: '0' } } },
+    { title: 'client capabilities that are not capabilities', meta: { 'io.modelcontextprotocol/clientCapabilities': { roots: 'yes' } } },
+  ];
+  for (const b of badEnvelopes) {
+    it(`refuses a 2026-07-28 call with ${b.title}, after answering calls with a valid envelope on the fast path`, async () => {
+      const call = (id: string, meta: Record<string, unknown>) =>
+        post(d.url, modernHeaders('tools/call', 'basic.echo'), {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'basic.echo', arguments: {}, _meta: meta },
+        });
+      const good = `good-${b.title}`;
+      for (const id of [`${good}-1`, `${good}-2`]) expect((await call(id, envelope())).status).toBe(200);
+      expect([...(await answeredVia(undefined, `${good}-1`, 1)), ...(await answeredVia(undefined, `${good}-2`, 1))]).toEqual([
+        'fast-path',
+        'fast-path',
+      ]);
+      const id = `bad-${b.title}`;
+      const res = await call(id, { ...envelope(), ...b.meta });
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32602 } });
+      expect(d.log().filter((e) => e.msg === 'tools/call finished' && e.rpc_id === id)).toEqual([]);
+    });
+  }
+
   it('leaves to the SDK a 2026-07-28 call naming its tool in Base64, which answers it', async () => {
     const name = 'basic.echo';
     const headers = { ...modernHeaders('tools/call'), 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` };

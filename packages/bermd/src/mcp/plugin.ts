@@ -23,7 +23,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { drainRejectedBody } from '../app/index.js';
 import { BermdError } from '../errors.js';
-import { cancelledIds } from './fast-call.js';
+import { cancelledIds, KnownEnvelopes } from './fast-call.js';
 import { SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 import { ANSWERERS, type McpAnswerer, type McpExchange } from './transport.js';
@@ -107,6 +107,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const answerers = options.answerers ?? ANSWERERS;
   const bodyLimit = options.maxBodySize ?? MAX_MCP_BODY;
   const underWay = new Set<Promise<void>>();
+  const envelopes = new KnownEnvelopes();
   let closing = false;
 
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -122,7 +123,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
     }
 
-    const route = plainlyLegacy(request, body) ? undefined : classify(request, body);
+    let route: InboundClassificationOutcome | undefined;
+    if (!plainlyLegacy(request, body)) {
+      route = envelopes.routeOf(body, request.headers);
+      if (route === undefined) {
+        route = classify(request, body);
+        envelopes.learn(route, request.headers);
+      }
+    }
     let exchange: McpExchange;
     let session: Session | undefined;
     if (route === undefined || route.kind === 'legacy') {
@@ -163,22 +171,14 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       if (request.method === 'POST') sessions.cancel(session, cancelledIds(body));
       if (request.method === 'GET') watchStream(sessions, session, res);
     }
-    const done = answer(answerers, exchange)
-      .catch((e: unknown) => {
-        request.log.error({ err: e }, 'mcp request failed');
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end();
-      })
-      .finally(() => {
-        if (session === undefined) return;
-        session.active--;
-        session.lastSeen = Date.now();
-      });
-    if (!isStream(request, route)) {
-      underWay.add(done);
-      void done.finally(() => underWay.delete(done));
+    const done = answered(answer(answerers, exchange), request, res, session);
+    if (isStream(request, route)) {
+      await done;
+      return;
     }
+    underWay.add(done);
     await done;
+    underWay.delete(done);
   };
 
   const plugin: FastifyPluginAsync = async (app) => {
@@ -229,6 +229,27 @@ function watchStream(sessions: McpSessions, session: Session, res: FastifyReply[
     }
     return result;
   } as typeof res.writeHead;
+}
+
+/** Settles once `answering` has: a failure is logged and ends the response; the session is told the request ended. Never rejects. */
+async function answered(
+  answering: Promise<void>,
+  request: FastifyRequest,
+  res: FastifyReply['raw'],
+  session: Session | undefined,
+): Promise<void> {
+  try {
+    await answering;
+  } catch (e) {
+    request.log.error({ err: e }, 'mcp request failed');
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+    res.end();
+  } finally {
+    if (session !== undefined) {
+      session.active--;
+      session.lastSeen = Date.now();
+    }
+  }
 }
 
 /** The first answerer that takes the exchange answers it. */

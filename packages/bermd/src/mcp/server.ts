@@ -25,7 +25,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
-import type { CallOptions, CallOutcome } from '../runtime/index.js';
+import type { CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
@@ -116,7 +116,7 @@ export function toolResult(tool: CatalogTool, outcome: CallOutcome, generation: 
 
 /** How a call's own notifications reach its caller. */
 export interface CallChannel {
-  signal: AbortSignal;
+  signal: SignalLike;
   notify(message: EventMessage): Promise<void>;
 }
 

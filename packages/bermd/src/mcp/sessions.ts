@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
+import type { Stop } from '../runtime/index.js';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
 
@@ -39,7 +40,7 @@ export class SessionCapError extends Error {
 
 export class Session implements SessionState, FastCallSession {
   level?: SessionState['level'];
-  readonly calls = new Map<RequestId, AbortController>();
+  readonly calls = new Map<RequestId, Stop>();
   readonly transport: NodeStreamableHTTPServerTransport;
   readonly server: Server;
   /** The GET stream is open: server-initiated messages can be sent now. */
@@ -170,7 +171,7 @@ export class McpSessions {
   }
 
   /** Aborts the fast-path calls of `session` that a `notifications/cancelled` names. */
-  cancel(session: Session, ids: RequestId[]): void {
+  cancel(session: Session, ids: readonly RequestId[]): void {
     for (const id of ids) session.calls.get(id)?.abort();
   }
 

@@ -96,7 +96,6 @@ function failure(code: CallError['code'], message: string): GuestOutcome {
 
 export class Chain implements CallChain {
   readonly limits: TaskLimits;
-  posted = 0;
   private sent = 0;
   private overspent = false;
   private readonly callId: number;
@@ -120,7 +119,6 @@ export class Chain implements CallChain {
   }
 
   post(body: WorkerMessageBody, transfer?: TransferListItem[]): void {
-    this.posted++;
     this.send({ ...body, callId: this.callId } as WorkerMessage, transfer);
   }
 

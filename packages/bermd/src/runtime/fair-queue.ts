@@ -1,11 +1,12 @@
 /**
- * Who gets the next worker. piscina's own queue is first come, first served: four runaway calls of one
- * harness, queued ahead of another harness's calls, hold every worker until their time limit, and the
- * other harness's trivial calls wait behind them (measured: a p99 of 2.2 s where p50 was 2 ms). So the
- * runner hands piscina only what may run now, and keeps the rest here:
+ * Who gets the next worker. One queue in front of the workers is first come, first served: four runaway
+ * calls of one harness, queued ahead of another harness's calls, hold every worker until their time
+ * limit, and the other harness's trivial calls wait behind them (measured with piscina's queue, which
+ * bermd ran on first: a p99 of 2.2 s where p50 was 2 ms). So the runner hands the pool (pool.ts) only
+ * what may run now, and keeps the rest here:
  *
  * - each harness has its own line, and runs at most its `limit` calls at once (`max_concurrency`);
- * - at most `workers` calls run in all, the size of the pool, so piscina never queues anything;
+ * - at most `workers` calls run in all, the size of the pool, which has no queue of its own;
  * - a freed worker goes to the next harness in turn that has a call waiting and is under its limit
  *   (round robin between harnesses, first come first served within one);
  * - a line holds at most `maxQueue` waiting calls; past that a call is refused at once.

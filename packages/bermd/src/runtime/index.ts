@@ -23,3 +23,4 @@ export { compileValidators, type HarnessValidators } from './validators.js';
 export { describeIssue, violation, type Check, type SchemaIssue } from './schema-issues.js';
 export { ASYNC_HOST_CALLS, type HostService, type HostServiceCall } from './http-fetch.js';
 export { isPlainObject } from './guest-memory.js';
+export { Stop, type SignalLike } from './stop.js';

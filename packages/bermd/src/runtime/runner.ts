@@ -1,16 +1,16 @@
 /**
  * `ToolRunner`: calls a deployed harness's tools, each call in a fresh instance on a worker thread.
  *
- * Guest code never runs on the main thread: a pool of worker threads (piscina) runs each call, and a
- * call that outlives `callTimeoutMs` is aborted, which makes piscina terminate that worker (the only way
+ * Guest code never runs on the main thread: a pool of worker threads (pool.ts) runs each call, and a
+ * call that outlives `callTimeoutMs` is stopped, which makes the pool terminate that worker (the only way
  * to stop a guest spinning in a loop) while the other workers keep serving. Which call gets a worker is
- * decided here, fairly between harnesses (fair-queue.ts); piscina is handed only calls that may run.
+ * decided here, fairly between harnesses (fair-queue.ts); the pool is handed only calls that may run.
  * A call's clock starts when it is accepted, so time spent waiting for a worker counts against its limit.
  *
  * How modules reach the workers: every task carries the `WebAssembly.Module`s it may need (the called
  * harness, plus, when it imports `berm.call`, each deployed program its calls can reach within the depth
  * limit). Cloning a module to a worker shares V8's compiled code rather than copying it; measured with
- * piscina on this project's 2-core machine (bench/runtime.js prints both every run), a task carrying a
+ * worker threads on this project's 2-core machine (bench/runtime.js prints both every run), a task carrying a
  * module costs the same as one carrying only a digest (~25 µs per round trip either way, within noise),
  * so a per-worker module cache would add a miss protocol and invalidation for no gain. What is costly to rebuild, the validators, is cached per
  * worker under a key unique to each deploy (chain.ts); their source travels only with tasks that can
@@ -18,16 +18,18 @@
  */
 import { existsSync } from 'node:fs';
 import os from 'node:os';
+import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
 import { DeployedSet, type Entry, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
 import { RunnerError, type CallError } from './errors.js';
 import { FairQueue, type Turn } from './fair-queue.js';
+import { WorkerPool } from './pool.js';
 import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
 import { violation } from './schema-issues.js';
+import { type SignalLike, Stop } from './stop.js';
 import type { GuestOutcome, ProgramPayload, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout_ms;
@@ -69,7 +71,7 @@ export interface RunnerOptions {
   maxQueue?: number;
   /**
    * Worker threads: a fixed count, or bounds. Default: at most `workersFor(maxConcurrency)`, so that one
-   * harness at its limit leaves workers for the others; at least piscina's minimum (from the CPU count).
+   * harness at its limit leaves workers for the others; kept even when idle, the limit plus one (or half the cores, if more).
    */
   threads?: number | { min?: number; max?: number };
   /** Receives every accepted `berm.log`. */
@@ -89,8 +91,8 @@ export interface Reached {
 export type CallOutcome = ({ ok: unknown } | { error: CallError }) & { reached: Reached };
 
 export interface CallOptions {
-  /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running). */
-  signal?: AbortSignal;
+  /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running): an `AbortSignal`, or a `Stop`. */
+  signal?: SignalLike;
   /** Called for this call's `berm.log` lines, besides the runner's `log`. */
   onLog?: (entry: GuestLogEntry) => void;
   /** Called for this call's events, besides the runner's `onEvent` (e.g. to notify the requesting session). */
@@ -102,6 +104,8 @@ export interface CallOptions {
 interface CallState {
   /** The harness the call entered through: its time limit applies, and host services see it as the chain's caller. */
   entry: Entry;
+  /** The tool called. */
+  tool: string;
   /** What the task carries, so forwarded host calls are served with the deploys the worker runs. */
   programs: ProgramPayload[];
   timer?: NodeJS.Timeout;
@@ -111,30 +115,34 @@ interface CallState {
   started?: number;
   /** Its place among the calls waiting for, or holding, a worker. */
   turn?: Turn;
-  controller: AbortController;
+  /** Stops the call: its time limit, its caller's signal, the runner closing (the pool terminates its worker if it runs). */
+  controller: Stop;
   timedOut: boolean;
   cancelled: boolean;
   /** Its budget of log and event bytes, once spent. */
   spent?: number;
-  received: number;
-  expected: number;
-  drained?: () => void;
-  tools: Map<string, { harness: string; tool: string }>;
-  events: Map<string, { harness: string; event: string }>;
+  /** The tools its nested calls reached and the events it emitted, by `harness.name`, once there are any. */
+  tools?: Map<string, { harness: string; tool: string }>;
+  events?: Map<string, { harness: string; event: string }>;
   options: CallOptions;
 }
 
-/** The built worker script: next to this module in `dist/`, or, when sources are run directly, in the build. */
+/** The built worker script's path: next to this module in `dist/`, or, when sources are run directly, in the build. */
 function workerScript(): string {
-  const here = new URL('./worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here.href;
-  const built = new URL(here.href.replace(/\/src\/runtime\/worker\.js$/, '/dist/runtime/worker.js'));
-  if (existsSync(fileURLToPath(built))) return built.href;
-  throw new RunnerError('bad-option', `the runtime's worker script is missing (${fileURLToPath(here)}): build bermd first`);
+  const here = fileURLToPath(new URL('./worker.js', import.meta.url));
+  if (existsSync(here)) return here;
+  const built = here.replace(/[\\/]src[\\/]runtime[\\/]worker\.js$/, `${sep}dist${sep}runtime${sep}worker.js`);
+  if (built !== here && existsSync(built)) return built;
+  throw new RunnerError('bad-option', `the runtime's worker script is missing (${here}): build bermd first`);
 }
 
-/** piscina's own default minimum: half the cores. */
+/** The fewest workers kept when the limits ask for fewer: half the cores. */
 const DEFAULT_MIN_THREADS = Math.max(1, Math.floor(os.availableParallelism() / 2));
+
+/** What a call that never ran reached: nothing (made only then, not for every call). */
+function none(): Reached {
+  return { tools: [], events: [] };
+}
 
 function calls(n: number): string {
   return `${n} call${n === 1 ? '' : 's'}`;
@@ -158,7 +166,7 @@ export class ToolRunner {
   readonly maxQueue: number;
   /** The pool's size: the most calls running at once. */
   readonly workers: number;
-  private readonly pool: Piscina<Task, TaskResult>;
+  private readonly pool: WorkerPool<Task, TaskResult>;
   private readonly queue: FairQueue;
   private readonly deployed: DeployedSet;
   private readonly calls = new Map<number, CallState>();
@@ -191,19 +199,17 @@ export class ToolRunner {
     this.log = options.log;
     this.onEvent = options.onEvent;
     this.hostServices = options.hostServices ?? new Map();
-    this.pool = new Piscina<Task, TaskResult>({
+    this.pool = new WorkerPool<Task, TaskResult>({
       filename: workerScript(),
       // Kept alive even when idle: enough for a harness at its limit and one call of another, so a worker
       // terminated under a runaway call is replaced at once rather than when the next call needs it.
-      minThreads: Math.min(threads.min ?? Math.max(this.maxConcurrency + 1, DEFAULT_MIN_THREADS), this.workers),
-      maxThreads: this.workers,
-      // Piscina's default (0) ends a worker above minThreads as soon as it idles; a daemon's bursts
-      // would then pay a thread start (tens of ms) each time.
-      idleTimeout: 30_000,
+      min: Math.min(threads.min ?? Math.max(this.maxConcurrency + 1, DEFAULT_MIN_THREADS), this.workers),
+      max: this.workers,
+      // A worker above the minimum that ended as soon as it idled would make a daemon's bursts pay a thread
+      // start (tens of ms) each time.
+      idleTimeoutMs: 30_000,
+      onMessage: (message) => this.onWorkerMessage(message as WorkerMessage),
     });
-    this.pool.on('message', (message: WorkerMessage) => this.onWorkerMessage(message));
-    // Worker crashes surface as the failed task's rejection; the pool's own event needs a listener so it is not thrown.
-    this.pool.on('error', () => {});
   }
 
   /** Caps the image's memory at this runner's limit and compiles it: what a deploy should store in `HarnessInput.module`. */
@@ -247,13 +253,14 @@ export class ToolRunner {
 
   /** Runs `harness`'s `tool` with `args` (a JSON value; undefined means `{}`). Never rejects: failures are outcomes. */
   async call(harness: string, tool: string, args: unknown, options: CallOptions = {}): Promise<CallOutcome> {
-    const none: Reached = { tools: [], events: [] };
-    if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none };
+    // The results already posted free their workers now, for this call or one waiting (pool.ts says why).
+    this.pool.poll();
+    if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none() };
     const entry = this.deployed.get(harness);
-    if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none };
+    if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none() };
     const check = entry.validators.tools.get(tool);
     if (check === undefined)
-      return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none };
+      return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none() };
     const value = args === undefined ? {} : args;
     let text: string;
     try {
@@ -261,45 +268,77 @@ export class ToolRunner {
     } catch (e) {
       return {
         error: { code: 'invalid-arguments', message: `${harness}.${tool}: arguments are not JSON (${(e as Error).message})`, path: '' },
-        reached: none,
+        reached: none(),
       };
     }
     const problem = violation(check, 'argument', value);
     if (problem !== undefined) {
-      return { error: { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path }, reached: none };
+      return {
+        error: { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path },
+        reached: none(),
+      };
     }
     if (options.signal?.aborted)
-      return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none };
+      return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none() };
 
     const label = `${harness}.${tool}`;
     const callId = this.nextCallId++;
     const programs = this.deployed.programsFor(entry);
     const state: CallState = {
       entry,
+      tool,
       programs,
       accepted: performance.now(),
-      controller: new AbortController(),
+      controller: new Stop(),
       timedOut: false,
       cancelled: false,
-      received: 0,
-      expected: Number.POSITIVE_INFINITY,
-      tools: new Map([[label, { harness, tool }]]),
-      events: new Map(),
       options,
     };
-    let grant!: () => void;
-    const granted = new Promise<void>((resolve) => (grant = resolve));
-    const turn = this.queue.enter(harness, entry.maxConcurrency, () => {
-      state.started = performance.now();
-      grant();
+    const task: Task = {
+      callId,
+      tool,
+      args: text,
+      programs,
+      limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
+    };
+    // Settled with the task's result, or with undefined when the call stopped before it got a worker.
+    let settle!: (result: TaskResult | undefined) => void;
+    let fail!: (e: unknown) => void;
+    const ran = new Promise<TaskResult | undefined>((resolve, reject) => {
+      settle = resolve;
+      fail = reject;
     });
+    let turn: Turn | undefined;
+    // The task goes to the pool from whatever gives the call its turn: at once, or from the call that frees
+    // a worker, which hands it on as soon as its own task's result is in (before that call answers), so the
+    // worker does not wait for the freeing call's continuation to run.
+    const start = (): void => {
+      state.started = performance.now();
+      if (state.controller.aborted) {
+        settle(undefined);
+        return;
+      }
+      this.pool.run(task, state.controller).then(
+        (result) => {
+          turn?.leave();
+          settle(result);
+        },
+        (e: unknown) => {
+          turn?.leave();
+          fail(e);
+        },
+      );
+    };
+    this.calls.set(callId, state);
+    turn = this.queue.enter(harness, entry.maxConcurrency, start);
     if (turn === undefined) {
+      this.calls.delete(callId);
       return {
         error: {
           code: 'busy',
           message: `bermd is busy: ${this.maxQueue} calls of ${harness} are already waiting for a worker (--max-queue); ${label} did not run`,
         },
-        reached: none,
+        reached: none(),
       };
     }
     state.turn = turn;
@@ -313,26 +352,20 @@ export class ToolRunner {
       state.controller.abort();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    this.calls.set(callId, state);
+    if (!turn.started) {
+      const waiting = turn;
+      state.controller.addEventListener('abort', () => {
+        if (!waiting.started) settle(undefined);
+      });
+    }
     let outcome: GuestOutcome;
     try {
-      if (!turn.started) {
-        const stopped = new Promise<void>((resolve) => state.controller.signal.addEventListener('abort', () => resolve(), { once: true }));
-        await Promise.race([granted, stopped]);
-      }
-      if (!turn.started) {
+      const result = await ran;
+      // Before this call's answer is written: the workers whose results are in are free for waiting calls.
+      this.pool.poll();
+      if (result === undefined) {
         outcome = { error: this.unstarted(state, label) };
       } else {
-        const task: Task = {
-          callId,
-          tool,
-          args: text,
-          programs,
-          limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
-        };
-        const result = await this.pool.run(task, { signal: state.controller.signal });
-        state.expected = result.posted;
-        if (state.received < state.expected) await new Promise<void>((resolve) => (state.drained = resolve));
         outcome = result.outcome;
       }
     } catch (e) {
@@ -343,7 +376,11 @@ export class ToolRunner {
       options.signal?.removeEventListener('abort', onAbort);
       this.calls.delete(callId);
     }
-    return { ...outcome, reached: { tools: [...state.tools.values()], events: [...state.events.values()] } };
+    const reached: Reached = {
+      tools: state.tools === undefined ? [{ harness, tool }] : [{ harness, tool }, ...state.tools.values()],
+      events: state.events === undefined ? [] : [...state.events.values()],
+    };
+    return 'ok' in outcome ? { ok: outcome.ok, reached } : { error: outcome.error, reached };
   }
 
   /** Stops every worker; calls still running or waiting end with `closed`. */
@@ -394,7 +431,7 @@ export class ToolRunner {
   private serveHost(state: CallState | undefined, message: Extract<WorkerMessage, { kind: 'host' }>): void {
     const { reply, flag, name } = message;
     const service = this.hostServices.get(name);
-    if (state === undefined || state.controller.signal.aborted) {
+    if (state === undefined || state.controller.aborted) {
       answerWorker(reply, flag, { refused: `${name}: the call has ended` });
       return;
     }
@@ -433,9 +470,14 @@ export class ToolRunner {
       case 'spent':
         if (state !== undefined) state.spent = message.budget;
         break;
-      case 'reach':
-        state?.tools.set(`${message.harness}.${message.tool}`, { harness: message.harness, tool: message.tool });
+      case 'reach': {
+        if (state === undefined) break;
+        const key = `${message.harness}.${message.tool}`;
+        // The called tool itself is reported first, always (see `call`).
+        if (message.harness === state.entry.name && message.tool === state.tool) break;
+        (state.tools ??= new Map()).set(key, { harness: message.harness, tool: message.tool });
         break;
+      }
       case 'log': {
         const entry: GuestLogEntry = { harness: message.harness, tool: message.tool, level: message.level, message: message.message };
         if (this.log !== undefined) safely(() => this.log!(entry));
@@ -443,7 +485,8 @@ export class ToolRunner {
         break;
       }
       case 'event':
-        state?.events.set(`${message.harness}.${message.event}`, { harness: message.harness, event: message.event });
+        if (state !== undefined)
+          (state.events ??= new Map()).set(`${message.harness}.${message.event}`, { harness: message.harness, event: message.event });
         if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields));
         if (state?.options.onEvent !== undefined) safely(() => state.options.onEvent!(message.harness, message.event, message.fields));
         if (state?.options.onEmit !== undefined) {
@@ -452,6 +495,5 @@ export class ToolRunner {
         }
         break;
     }
-    if (state !== undefined && ++state.received >= state.expected) state.drained?.();
   }
 }

@@ -43,11 +43,9 @@ export type GuestOutcome = { ok: unknown } | { error: CallError };
 
 export interface TaskResult {
   outcome: GuestOutcome;
-  /** How many `WorkerMessage`s the task posted, so the runner can deliver them all before it answers. */
-  posted: number;
 }
 
-/** Posted by a worker to the main thread while a task runs (piscina emits them as the pool's 'message'). */
+/** Posted by a worker to the main thread while a task runs, before its result (the pool's `onMessage`). */
 export type WorkerMessage =
   | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number }
   /** The call's budget of log and event bytes is spent: what it sends from now on is refused. */

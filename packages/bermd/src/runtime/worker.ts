@@ -1,17 +1,13 @@
 /**
- * The piscina worker: runs one call per task, synchronously, and posts the call's logs, events and
- * nested-call reach to the main thread as they happen (so they survive the call timing out).
+ * A pool worker (pool.ts): runs one call per task, synchronously, and posts the call's logs, events and
+ * nested-call reach to the main thread as they happen (so they survive the call timing out), then its
+ * result, on the same port: the main thread has every message of a call once its result is in.
  */
-import { parentPort, type TransferListItem } from 'node:worker_threads';
 import { Chain } from './chain.js';
+import { serveTasks } from './pool.js';
 import type { Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
-function send(message: WorkerMessage, transfer?: TransferListItem[]): void {
-  parentPort!.postMessage(message, transfer);
-}
-
-export default function runTask(task: Task): TaskResult {
-  const chain = new Chain(task.callId, task.programs, task.limits, send);
-  const outcome = chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0);
-  return { outcome, posted: chain.posted };
-}
+serveTasks<Task, TaskResult>((task, post) => {
+  const chain = new Chain(task.callId, task.programs, task.limits, (message: WorkerMessage, transfer) => post(message, transfer));
+  return { outcome: chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0) };
+});

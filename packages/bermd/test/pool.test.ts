@@ -1,0 +1,160 @@
+// The worker pool on its own (src/runtime/pool.ts), on real worker threads running a small worker script
+// written here on the pool's `serveTasks`: results come after a task's messages, a stopped task ends at
+// once and its worker is replaced, a failing task fails alone, a dying worker fails its task only, a
+// script that cannot start is not restarted in a loop, a poll takes in a reply the event loop has not
+// delivered, idle workers above the minimum end, and closing fails what runs.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TaskStopped, WorkerPool } from '../dist/runtime/pool.js';
+import { Stop } from '../dist/runtime/stop.js';
+
+/**
+ * A worker that answers `{ n, notes }` with `n * 2` after posting `notes` messages; `{ spin: true }` never
+ * ends; `{ exit: code }` ends the thread; `{ fail: message }` throws; `{ unsendable: message }` answers a
+ * value that throws `message` as it is sent, so the worker dies of an uncaught error.
+ */
+const WORKER = `
+import { serveTasks } from ${JSON.stringify(new URL('../dist/runtime/pool.js', import.meta.url).href)};
+serveTasks((task, post) => {
+  if (task.spin) for (;;);
+  if (task.exit !== undefined) process.exit(task.exit);
+  if (task.fail !== undefined) throw new Error(task.fail);
+  if (task.unsendable !== undefined) return { get value() { throw new Error(task.unsendable); } };
+  for (let i = 0; i < task.notes; i++) post({ kind: 'note', n: task.n, i });
+  return task.n * 2;
+});
+`;
+
+/** A worker script that fails as it loads. */
+const BROKEN = `throw new Error('this worker cannot start');\n`;
+
+describe('the worker pool', () => {
+  let dir: string;
+  let worker: string;
+  let broken: string;
+  const pools: WorkerPool<unknown, number>[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'berm-pool-'));
+    worker = join(dir, 'worker.mjs');
+    broken = join(dir, 'broken.mjs');
+    await writeFile(worker, WORKER);
+    await writeFile(broken, BROKEN);
+  });
+  afterAll(async () => {
+    await Promise.all(pools.map((p) => p.destroy()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function pool(options: { min?: number; max?: number; idleTimeoutMs?: number; filename?: string } = {}) {
+    const notes: unknown[] = [];
+    const p = new WorkerPool<unknown, number>({
+      filename: options.filename ?? worker,
+      min: options.min ?? 1,
+      max: options.max ?? 2,
+      idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+      onMessage: (m) => notes.push(m),
+    });
+    pools.push(p);
+    return { p, notes };
+  }
+
+  it('answers each task with its result, once every message the task posted is delivered', async () => {
+    const { p, notes } = pool();
+    const results = await Promise.all([p.run({ n: 1, notes: 3 }, new Stop()), p.run({ n: 2, notes: 0 }, new Stop())]);
+    expect(results).toEqual([2, 4]);
+    expect(notes).toEqual([0, 1, 2].map((i) => ({ kind: 'note', n: 1, i })));
+    // Each result settles its task only after the task's own messages.
+    const seen: number[] = [];
+    const more = await p.run({ n: 5, notes: 2 }, new Stop()).then((r) => {
+      seen.push(notes.length);
+      return r;
+    });
+    expect([more, seen]).toEqual([10, [5]]);
+  });
+
+  it('ends a stopped task at once, terminates its worker, and serves the next task on a new one', async () => {
+    const { p } = pool({ min: 1, max: 1 });
+    const stop = new Stop();
+    const spinning = p.run({ spin: true }, stop);
+    // One worker, busy: a second task is the runner's mistake, refused rather than queued.
+    await expect(p.run({ n: 1, notes: 0 }, new Stop())).rejects.toThrow(/all 1 workers are busy/);
+    stop.abort();
+    await expect(spinning).rejects.toBeInstanceOf(TaskStopped);
+    expect(await p.run({ n: 3, notes: 0 }, new Stop())).toBe(6);
+    expect(p.size).toBe(1);
+  });
+
+  it('refuses a task whose stop has already fired, and runs nothing', async () => {
+    const { p, notes } = pool();
+    const stop = new Stop();
+    stop.abort();
+    await expect(p.run({ n: 1, notes: 1 }, stop)).rejects.toBeInstanceOf(TaskStopped);
+    expect(await p.run({ n: 4, notes: 0 }, new Stop())).toBe(8);
+    expect(notes).toEqual([]);
+  });
+
+  it('fails a task that throws, and its worker serves the next', async () => {
+    const { p } = pool({ min: 1, max: 1 });
+    await expect(p.run({ fail: 'the task failed' }, new Stop())).rejects.toThrow('the task failed');
+    expect(await p.run({ n: 1, notes: 0 }, new Stop())).toBe(2);
+  });
+
+  it('fails the task of a worker that exits or dies of an uncaught error, and serves the next on a new worker', async () => {
+    const { p } = pool({ min: 1, max: 1 });
+    await expect(p.run({ exit: 3 }, new Stop())).rejects.toThrow(/exited with code 3/);
+    expect(await p.run({ n: 1, notes: 0 }, new Stop())).toBe(2);
+    await expect(p.run({ unsendable: 'the answer could not be sent' }, new Stop())).rejects.toThrow('the answer could not be sent');
+    expect(await p.run({ n: 2, notes: 0 }, new Stop())).toBe(4);
+    await vi.waitFor(() => expect(p.size).toBe(1), { timeout: 10_000 });
+  });
+
+  it('takes in a reply already posted when polled, before the event loop delivers it', async () => {
+    const { p } = pool({ min: 1, max: 1 });
+    let settled: number | undefined;
+    const answer = p.run({ n: 21, notes: 0 }, new Stop()).then((r) => (settled = r));
+    // Blocks the main thread until the worker has replied (its counter raised), so only a poll can have it.
+    const replies = (p as unknown as { replies: Int32Array }).replies;
+    while (Atomics.load(replies, 0) === 0) Atomics.wait(replies, 0, 0, 5);
+    p.poll();
+    await Promise.resolve();
+    expect(settled).toBe(42);
+    await answer;
+  });
+
+  it('fails tasks with the error of a worker script that cannot start, without restarting it in a loop', async () => {
+    const { p } = pool({ filename: broken, min: 1, max: 1 });
+    await expect(p.run({ n: 1, notes: 0 }, new Stop())).rejects.toThrow('this worker cannot start');
+    await expect(p.run({ n: 1, notes: 0 }, new Stop())).rejects.toThrow('this worker cannot start');
+    expect(p.size).toBe(0);
+  });
+
+  it('ends workers above the minimum once they idle, and keeps the minimum', async () => {
+    const { p } = pool({ min: 1, max: 3, idleTimeoutMs: 1 });
+    const stops = [new Stop(), new Stop(), new Stop()];
+    const spinning = stops.map((s) => p.run({ spin: true }, s));
+    expect(p.size).toBe(3);
+    // Two spinning tasks stopped: their workers end, and the pool keeps its minimum.
+    stops[0]!.abort();
+    stops[1]!.abort();
+    await Promise.allSettled(spinning.slice(0, 2));
+    expect(p.size).toBe(1);
+    stops[2]!.abort();
+    await Promise.allSettled(spinning);
+    // Three tasks at once need three workers; once idle, the two above the minimum end.
+    expect(await Promise.all([1, 2, 3].map((n) => p.run({ n, notes: 0 }, new Stop())))).toEqual([2, 4, 6]);
+    await vi.waitFor(() => expect(p.size).toBe(1), { timeout: 10_000 });
+    expect(await p.run({ n: 7, notes: 0 }, new Stop())).toBe(14);
+  });
+
+  it('fails the tasks running when it is destroyed, and refuses tasks after', async () => {
+    const { p } = pool({ min: 2, max: 2 });
+    const spinning = expect(p.run({ spin: true }, new Stop())).rejects.toBeInstanceOf(TaskStopped);
+    await p.destroy();
+    await spinning;
+    await expect(p.run({ n: 1, notes: 0 }, new Stop())).rejects.toBeInstanceOf(TaskStopped);
+    expect(p.size).toBe(0);
+  });
+});
