@@ -180,6 +180,7 @@ function duration(value: string, flag: string): number {
   return ms;
 }
 
+/** A count of at least one, as a deploy's `max_concurrency` reads it (units.ts). */
 function count(value: string, flag: string): number {
   const n = readCountLimit(flag, value);
   if (typeof n === 'string') throw new OptionsError(n);
@@ -191,7 +192,8 @@ function durationOrNone(value: string, flag: string): number {
   return parseDuration(value) === 0 ? 0 : duration(value, flag);
 }
 
-function parseCount(value: string, flag: string): number {
+/** A whole number where 0 means something (no call waits, no nested call), which a count refuses. */
+function wholeNumber(value: string, flag: string): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(Number(value)))
     throw new OptionsError(`${flag} ${value}: expected a whole number`);
   return Number(value);
@@ -300,11 +302,11 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
       `--workers ${workers}: must be more than --max-concurrency (${limits.max_concurrency}), or one harness at its limit would hold every worker`,
     );
   }
-  const maxQueue = values['max-queue'] === undefined ? DEFAULT_MAX_QUEUE : parseCount(values['max-queue'], '--max-queue');
+  const maxQueue = values['max-queue'] === undefined ? DEFAULT_MAX_QUEUE : wholeNumber(values['max-queue'], '--max-queue');
   if (limits.max_memory_bytes < MIN_MEMORY_BYTES)
     throw new OptionsError(`--max-memory ${values['max-memory']}: must be at least 64K (one wasm page)`);
   const maxCallDepth =
-    values['max-call-depth'] === undefined ? DEFAULT_MAX_CALL_DEPTH : parseCount(values['max-call-depth'], '--max-call-depth');
+    values['max-call-depth'] === undefined ? DEFAULT_MAX_CALL_DEPTH : wholeNumber(values['max-call-depth'], '--max-call-depth');
   const toolSeparator = values['tool-separator'] === undefined ? DEFAULT_TOOL_SEPARATOR : parseSeparator(values['tool-separator']);
   const breaksWindowMs = values['breaks-window'] === undefined ? DEFAULT_BREAKS_WINDOW_MS : parseWindow(values['breaks-window']);
   if (breaksWindowMs === undefined)
