@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stoppedAt } from './helpers/timeouts.js';
 import { buildImage, sampleManifest, wat2wasm } from './helpers/wat.js';
 
 describe('fixture helpers', () => {
@@ -16,5 +17,16 @@ describe('fixture helpers', () => {
     expect(sections).toHaveLength(1);
     const text = new TextDecoder().decode(sections[0]);
     expect(JSON.parse(text.split('\n')[0]!).abi_version).toBe(1);
+  });
+
+  it('matches a stopped call with or without the time it waited for a worker, and nothing else', () => {
+    const stopped = stoppedAt('a.spin', 500, '; it had sent its 8 bytes');
+    expect('a.spin did not finish within 500 ms and was stopped; it had sent its 8 bytes').toMatch(stopped);
+    expect('a.spin did not finish within 500 ms, 4 ms of it waiting for a worker, and was stopped; it had sent its 8 bytes').toMatch(
+      stopped,
+    );
+    expect('a.spin did not finish within 500 ms and was stopped').not.toMatch(stopped);
+    expect('a.spin did not finish within 5000 ms and was stopped; it had sent its 8 bytes').not.toMatch(stopped);
+    expect('aXspin did not finish within 500 ms and was stopped; it had sent its 8 bytes').not.toMatch(stopped);
   });
 });

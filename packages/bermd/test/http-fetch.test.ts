@@ -12,6 +12,7 @@ import { basicImage, httpImage } from '../../../test/helpers/guest.js';
 import { BERMD_BIN, exited, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, deploy, put, textOf, valueOf, type McpConnection } from './mcp-client.js';
 import { ForwardProxy, RemoteHost, resolvedTo, type SeenRequest } from './remote.js';
+import { stoppedAt } from '../../../test/helpers/timeouts.js';
 
 const SECRET = 'tok-8c1f0e-SHHH-the-example-value';
 const SCOPED = 'sc0ped-77b2-only-for-front';
@@ -348,7 +349,7 @@ describe('berm.http.fetch', () => {
     const stopped = await slow;
     expect(stopped.isError).toBe(true);
     // 2000 ms is the harness's own limit; the daemon's is 2 minutes.
-    expect(textOf(stopped)).toBe('slowpoke.fetch did not finish within 2000 ms and was stopped');
+    expect(textOf(stopped)).toMatch(stoppedAt('slowpoke.fetch', 2000));
     expect(stopped._meta).toEqual({ 'berm/error': { code: 'timeout' } });
     // The request under way was aborted with the call: the server sees its client go.
     await held.aborted;

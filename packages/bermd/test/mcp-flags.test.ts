@@ -10,6 +10,7 @@ import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { BERMD_BIN, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, connectModern, deploy, put, textOf, undeploy, valueOf, type McpConnection } from './mcp-client.js';
+import { stoppedAt } from '../../../test/helpers/timeouts.js';
 
 async function call(c: McpConnection, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   return (await c.client.callTool({ name, arguments: args })) as CallToolResult;
@@ -39,7 +40,7 @@ describe('--call-timeout, --max-memory and --max-call-depth 0', () => {
     const stopped = await call(c, 'relay.spin');
     await d.waitForLog((e) => e.msg === SPIN_LOG.message);
     expect(stopped.isError).toBe(true);
-    expect(textOf(stopped)).toBe('relay.spin did not finish within 500 ms and was stopped');
+    expect(textOf(stopped)).toMatch(stoppedAt('relay.spin', 500));
     expect(stopped._meta).toEqual({ 'berm/error': { code: 'timeout' } });
     expect(valueOf(await call(c, 'basic.echo', { after: true }))).toEqual({ after: true });
   });
