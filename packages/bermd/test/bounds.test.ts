@@ -62,8 +62,12 @@ function openStream(base: string, id: string): Promise<http.ClientRequest> {
 function daemonWithClient(args: string[]): { d: RunningDaemon; client: McpConnection } {
   const held = {} as { d: RunningDaemon; client: McpConnection };
   beforeAll(async () => {
-    held.d = await startDaemon({ args });
+    // At debug level bermd logs each session's stream as it opens.
+    held.d = await startDaemon({ args: [...args, '--log-level', 'debug'] });
     held.client = await connect(held.d.url);
+    // The SDK's client opens its stream after connect() has answered: the tests start once it is open.
+    const session = held.client.transport.sessionId;
+    await held.d.waitForLog((e) => e.msg === 'mcp notification stream opened' && e.session === session);
   });
   afterAll(async () => {
     await held.client.close();

@@ -54,10 +54,17 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/**
+ * Resolves with the exit code (or the killing signal's name) once the process has exited and its
+ * stdout and stderr are read to their end: Node may emit 'exit' before the last of what the process
+ * wrote has been read, so what it said just before exiting is awaited through 'close'.
+ */
 export function exited(child: ChildProcess): Promise<number | string> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  if (child.signalCode !== null) return Promise.resolve(child.signalCode);
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const outcome = (): number | string => child.exitCode ?? child.signalCode ?? -1;
+  const ended = child.exitCode !== null || child.signalCode !== null;
+  // 'close' waits for the process's output streams (stdin is not one of them).
+  if (ended && child.stdio.slice(1).every((stream) => stream === null || stream.closed)) return Promise.resolve(outcome());
+  return new Promise((resolve) => child.once('close', () => resolve(outcome())));
 }
 
 /** A bermd process not yet known to listen: its log can be awaited while it starts (it may wait for its store). */
@@ -95,8 +102,11 @@ export async function launchDaemon(options: StartOptions = {}): Promise<Launched
     for (const check of [...logWaiters]) check();
   });
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  // Whole lines only: a read can end inside a line the daemon is still writing (one longer than a
+  // pipe writes at once), and that line is parsed once its end has arrived.
   const parseLog = (): Record<string, unknown>[] =>
     stderr
+      .slice(0, stderr.lastIndexOf('\n') + 1)
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
