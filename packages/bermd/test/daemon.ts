@@ -63,7 +63,7 @@ export function exited(child: ChildProcess): Promise<number | string> {
   const outcome = (): number | string => child.exitCode ?? child.signalCode ?? -1;
   const ended = child.exitCode !== null || child.signalCode !== null;
   // 'close' waits for the process's output streams (stdin is not one of them).
-  if (ended && child.stdio.slice(1).every((stream) => stream === null || stream.closed)) return Promise.resolve(outcome());
+  if (ended && child.stdio.slice(1).every((stream) => stream == null || stream.closed)) return Promise.resolve(outcome());
   return new Promise((resolve) => child.once('close', () => resolve(outcome())));
 }
 
@@ -158,10 +158,11 @@ export async function launchDaemon(options: StartOptions = {}): Promise<Launched
     };
     const cleanup = (): void => {
       child.stdout!.off('data', onData);
-      child.off('exit', onExit);
+      child.off('close', onExit);
     };
     child.stdout!.on('data', onData);
-    child.once('exit', onExit);
+    // 'close', not 'exit': the rejection quotes everything the process wrote on stderr before it exited.
+    child.once('close', onExit);
   });
   // A launch whose listening nobody awaits (it is meant to fail) must not be an unhandled rejection.
   listening.catch(() => {});
