@@ -277,7 +277,8 @@ describe('the runtime and naming options', () => {
     return new Promise((resolve) => child.once('close', (c, s) => resolve({ code: c ?? s ?? -1, stdout, stderr })));
   }
 
-  it('exits 2 naming the option when a value does not read', async () => {
+  // One bermd started per case, one after the other: seconds in all, more beside the other test files.
+  it('exits 2 naming the option when a value does not read', { timeout: 90_000 }, async () => {
     const cases: Array<[string[], RegExp]> = [
       [['--call-timeout', 'soon'], /--call-timeout soon: expected a duration/],
       [['--call-timeout', '0s'], /--call-timeout 0s: must be at least 1ms/],
