@@ -1,4 +1,4 @@
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { isLoopbackAddress } from './app/index.js';
 import { createDaemon, type Daemon } from './daemon.js';
 import { reasonOf, storeLocation, storePassword } from './deploy/index.js';
@@ -6,7 +6,8 @@ import { isBermdError } from './errors.js';
 import { armFault, FAULT_ENV } from './faults.js';
 import { migrateStore } from './migrate-store.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
-import { redactingStream, Secrets, SecretsFileError } from './egress/index.js';
+import { Secrets, SecretsFileError } from './egress/index.js';
+import { stderrLogger } from './log.js';
 
 /**
  * `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens.
@@ -34,11 +35,7 @@ export async function main(argv: string[]): Promise<void> {
   // values before it is written; with a secrets file, the values SIGHUP reads later included.
   const password = options.store === undefined ? undefined : storePassword(options.store);
   if (password !== undefined) options.secrets.hide('store password', password);
-  const destination = pino.destination({ dest: 2, sync: true });
-  const logger = pino(
-    { name: 'bermd', level: options.logLevel },
-    options.secretsFile !== undefined || options.secrets.hides ? redactingStream(destination, options.secrets) : destination,
-  );
+  const logger = stderrLogger(options.logLevel, options.secrets);
 
   // The crash tests' seam (faults.ts), armed from the environment only.
   const fault = process.env[FAULT_ENV];

@@ -5,10 +5,10 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pino } from 'pino';
 import { DirectoryStore, moveStore, PostgresStore, reasonOf, storeLocation, storePassword, type MovedHarness } from './deploy/index.js';
 import { isBermdError } from './errors.js';
-import { redactingStream, Secrets } from './egress/index.js';
+import { Secrets } from './egress/index.js';
+import { stderrLogger } from './log.js';
 import { MIGRATE_USAGE, OptionsError, parseMigrateOptions, type MigrateStoreOptions } from './options.js';
 
 const SAID: Record<MovedHarness['outcome'], string> = {
@@ -34,8 +34,7 @@ export async function migrateStore(argv: string[]): Promise<void> {
   }
   const password = storePassword(options.to);
   const hiding = password === undefined ? Secrets.none() : Secrets.none().hide('store password', password);
-  const destination = pino.destination({ dest: 2, sync: true });
-  const logger = pino({ name: 'bermd', level: 'warn' }, hiding.hides ? redactingStream(destination, hiding) : destination);
+  const logger = stderrLogger('warn', hiding);
   const fail = (message: string, code: number): void => {
     process.stderr.write(`bermd migrate-store: ${hiding.redact(message)}\n`);
     process.exitCode = code;

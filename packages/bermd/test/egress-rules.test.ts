@@ -13,10 +13,10 @@ import {
   parseGuestRequest,
   parseHostPattern,
   parseResolve,
-  redactingStream,
   secretRefs,
   type HostPattern,
 } from '../dist/egress/index.js';
+import { logSink } from '../dist/log.js';
 import { httpManifest } from '../../../test/helpers/guest.js';
 
 function pattern(text: string): HostPattern {
@@ -209,10 +209,19 @@ describe('the secrets file', () => {
   it('redacts values, raw and JSON-escaped, from what is written', () => {
     const secrets = Secrets.parse(JSON.stringify({ plain: 'p1a1n-value', quoted: 'has "quotes" and \\' }));
     const lines: string[] = [];
-    const stream = redactingStream({ write: (l: string) => lines.push(l) }, secrets);
+    const stream = logSink({ write: (l: string) => lines.push(l) }, secrets);
     stream.write(`${JSON.stringify({ msg: 'failed', err: 'header was p1a1n-value', other: 'has "quotes" and \\' })}\n`);
     expect(lines[0]).toBe(`${JSON.stringify({ msg: 'failed', err: 'header was [secret:plain]', other: '[secret:quoted]' })}\n`);
     expect(secrets.leaks(lines[0]!)).toBe(false);
+  });
+
+  it('finds a value holding C1 before the log escapes it, and escapes the rest', () => {
+    const secrets = Secrets.parse(JSON.stringify({ odd: 'c1\u0085-value' }));
+    const lines: string[] = [];
+    const sink = logSink({ write: (l: string) => lines.push(l) }, secrets);
+    sink.write(`${JSON.stringify({ msg: 'sent c1\u0085-value then \u009b2J' })}\n`);
+    expect(lines).toEqual([`${JSON.stringify({ msg: 'sent [secret:odd] then ' }).slice(0, -2)}\\u009b2J"}\n`]);
+    expect(JSON.parse(lines[0]!)).toEqual({ msg: 'sent [secret:odd] then \u009b2J' });
   });
 
   it('takes new secrets in place, says which names changed, and keeps redacting the values it held', () => {

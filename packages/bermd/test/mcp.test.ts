@@ -373,6 +373,15 @@ describe('bermd /mcp', () => {
       const entry = await d.waitForLog((e) => e.msg === 'mind the gap');
       expect(entry).toMatchObject({ harness: 'relay', tool: 'log', guest: true, level: 40 });
     });
+
+    it('writes a guest line holding DEL and C1 escaped, so a terminal showing the log runs no sequence from it', async () => {
+      // U+009B is CSI to a terminal that reads C1: this one would turn the text red.
+      const message = 'csi \u009b31m del \u007f nel \u0085 end';
+      expect(valueOf(await call(caller, 'relay.log', { level: 'info', message }))).toEqual({ ok: null });
+      expect(await d.waitForLog((e) => e.msg === message)).toMatchObject({ harness: 'relay', tool: 'log', guest: true });
+      expect(d.stderr()).not.toMatch(/[\u007f-\u009f]/);
+      expect(d.stderr()).toContain('csi \\u009b31m del \\u007f nel \\u0085 end');
+    });
   });
 
   it('answers 200 concurrent calls, each with its own arguments', async () => {

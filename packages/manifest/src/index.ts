@@ -6,5 +6,6 @@ export { ABI_VERSION, type JsonSchema, type ToolSpec, type EventSpec, type Deps,
 export { readManifestFile } from './file.js';
 export { standardSchema, STANDARD_FORMATS } from './standard-schema.js';
 export { manifestSchema } from './schema.js';
+export { escapeRawControls } from './json-text.js';
 export { readU32, readU64, encodeU32 } from './leb128.js';
 export { moduleSections, sectionFrame, customSectionName, MAX_SECTION_HEADER, type SectionFrame } from './wasm-sections.js';

@@ -1,6 +1,7 @@
 import { ManifestError } from './errors.js';
 import { validate, type ValidatorError } from './manifest-validator.js';
 import type { Deps, EventSpec, ManifestData, ToolSpec } from './types.js';
+import { escapeRawControls } from './json-text.js';
 
 type Json = Record<string, unknown>;
 
@@ -194,7 +195,7 @@ function at(value: unknown, pointer: string): unknown {
 /** A scalar as JSON, cut short; objects and arrays are left to the path to locate. */
 function shortJson(value: unknown): string | undefined {
   if (value === undefined || (typeof value === 'object' && value !== null)) return undefined;
-  // JSON escapes C0 itself; DEL and C1 are escaped too, so a message quoting a value holds no control character.
-  const text = JSON.stringify(value).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // A message quoting a value holds no control character.
+  const text = escapeRawControls(JSON.stringify(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

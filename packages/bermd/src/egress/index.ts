@@ -10,4 +10,4 @@ export {
 export { parseHostPattern, parseHostPatterns, matchesUrl, covers, firstMatch, grantedPatterns, type HostPattern } from './hosts.js';
 export { parseGuestRequest, secretRefs, SECRET_REF, type GuestRequest } from './request.js';
 export { parseResolve, resolvingConnector, ResolveError, type ResolveEntry } from './resolve.js';
-export { Secrets, SecretsFileError, redactingStream, SECRET_NAME, type SecretUnavailable, type SecretsChange } from './secrets.js';
+export { Secrets, SecretsFileError, SECRET_NAME, type SecretUnavailable, type SecretsChange } from './secrets.js';

@@ -223,16 +223,3 @@ export class Secrets {
     return this.masks.some(({ value }) => text.includes(value));
   }
 }
-
-/**
- * A pino destination that passes each line through `secrets.redact` before `target` writes it: the last
- * guard, for a value that reached a log line through an error message or a field nobody expected.
- */
-export function redactingStream(target: { write(line: string): unknown }, secrets: Secrets): { write(line: string): boolean } {
-  return {
-    write(line: string): boolean {
-      target.write(secrets.redact(line));
-      return true;
-    },
-  };
-}

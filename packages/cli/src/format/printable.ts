@@ -9,6 +9,8 @@
  * Styles are applied after this, so crab's own escapes are the only ones written. JSON output goes
  * through `jsonText`, which keeps the data as it is.
  */
+import { escapeRawControls } from '@berm/manifest';
+
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 function picture(c: string): string {
@@ -21,13 +23,9 @@ export function printable(text: string): string {
   return text.replace(CONTROL, picture);
 }
 
-/**
- * `value` as indented JSON text with no control character in it: JSON.stringify escapes C0 (ESC is
- * `\u001b`) but writes DEL and C1 as they are, and a terminal in UTF-8 reads U+009B as CSI; those are
- * escaped too. The text parses to the same value.
- */
+/** `value` as indented JSON text with no control character in it; it parses to the same value. */
 export function jsonText(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeRawControls(JSON.stringify(value, null, 2));
 }
 
 /** `value` with every string in it, object keys included, made printable. */
