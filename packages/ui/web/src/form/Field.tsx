@@ -140,9 +140,13 @@ function ArrayField(props: TypedProps) {
 }
 
 function EnumField(props: TypedProps) {
+  return <ChoiceField props={props} values={enumValues(props.schema)} unset={props.required ? '(choose one)' : '(not set)'} />;
+}
+
+/** A select among `values`, shown as JSON but for strings, with `unset` as its empty first option. */
+function ChoiceField({ props, values, unset }: { props: TypedProps; values: unknown[]; unset: string }) {
   const id = useId();
   const hintId = useId();
-  const values = enumValues(props.schema);
   const index = values.findIndex((v) => JSON.stringify(v) === JSON.stringify(props.value));
   return (
     <div class="field">
@@ -153,7 +157,7 @@ function EnumField(props: TypedProps) {
         value={index < 0 ? '' : String(index)}
         onChange={(e) => props.onChange(e.currentTarget.value === '' ? undefined : values[Number(e.currentTarget.value)])}
       >
-        <option value="">{props.required ? '(choose one)' : '(not set)'}</option>
+        <option value="">{unset}</option>
         {values.map((v, i) => (
           <option key={i} value={String(i)}>
             {typeof v === 'string' ? v : JSON.stringify(v)}
@@ -165,36 +169,23 @@ function EnumField(props: TypedProps) {
 }
 
 function BooleanField(props: TypedProps) {
+  // Optional: "not set" is a third answer a checkbox cannot give.
+  return props.required ? <CheckboxField {...props} /> : <ChoiceField props={props} values={[true, false]} unset="(not set)" />;
+}
+
+function CheckboxField(props: TypedProps) {
   const id = useId();
   const hintId = useId();
-  if (props.required) {
-    return (
-      <div class="field check">
-        <input
-          id={id}
-          type="checkbox"
-          aria-describedby={hintId}
-          checked={props.value === true}
-          onChange={(e) => props.onChange(e.currentTarget.checked)}
-        />
-        <Label id={id} hintId={hintId} props={props} />
-      </div>
-    );
-  }
-  // Optional: "not set" is a third answer a checkbox cannot give.
   return (
-    <div class="field">
-      <Label id={id} hintId={hintId} props={props} />
-      <select
+    <div class="field check">
+      <input
         id={id}
+        type="checkbox"
         aria-describedby={hintId}
-        value={props.value === undefined ? '' : String(props.value)}
-        onChange={(e) => props.onChange(e.currentTarget.value === '' ? undefined : e.currentTarget.value === 'true')}
-      >
-        <option value="">(not set)</option>
-        <option value="true">true</option>
-        <option value="false">false</option>
-      </select>
+        checked={props.value === true}
+        onChange={(e) => props.onChange(e.currentTarget.checked)}
+      />
+      <Label id={id} hintId={hintId} props={props} />
     </div>
   );
 }
