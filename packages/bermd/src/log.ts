@@ -2,10 +2,10 @@
  * bermd's structured log: pino's JSON lines on stderr, written synchronously (a line logged before an
  * answer is sent is on stderr before the answer leaves). Each line passes two last checks on its way:
  * - with values to hide (secrets, the store's password), they are replaced by their labels;
- * - DEL and C1 are escaped. The log carries text guests and callers chose (`berm.log`, tool names in
- *   refusals), JSON writes those characters raw, and an operator reading the log in a terminal that
- *   acts on U+009B (CSI) would run whatever sequence they start. The redaction comes first, so a value
- *   holding such a character is still found as JSON wrote it.
+ * - DEL and C1 are escaped. The log carries text guests chose (`berm.log` lines, events' fields), JSON
+ *   writes those characters raw, and a terminal that reads U+009B as CSI would run the sequence it
+ *   starts. The redaction comes first, so a value holding such a character is still found as JSON
+ *   wrote it.
  */
 import { escapeRawControls } from '@berm/manifest';
 import { type Logger, pino } from 'pino';
@@ -19,7 +19,7 @@ interface LineSink {
 export function logSink(target: LineSink, secrets?: Secrets): { write(line: string): boolean } {
   return {
     write(line: string): boolean {
-      target.write(escapeRawControls(secrets?.hides ? secrets.redact(line) : line));
+      target.write(escapeRawControls(secrets === undefined ? line : secrets.redact(line)));
       return true;
     },
   };
