@@ -6,7 +6,7 @@
  * at once apply each migration once (the second waits, then finds it applied). A database at a version
  * this bermd does not know (a newer bermd migrated it) is refused rather than guessed at.
  */
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
 
 /** Advisory lock keys (two int4s): the class says whose lock it is, bermd's schema or one harness name. */
@@ -66,9 +66,7 @@ export class SchemaError extends Error {
 export async function migrate(pool: Pool, logger: Logger): Promise<void> {
   for (;;) {
     const client = await pool.connect();
-    let applied: Migration | undefined;
-    try {
-      await client.query('BEGIN');
+    const applied = await inTransaction(client, async (): Promise<Migration | undefined> => {
       await client.query('SELECT pg_advisory_xact_lock($1, 0)', [LOCK_CLASS.schema]);
       // Created under the lock (two replicas creating it at once would collide), and only when missing: once
       // migrated, a role that may only read and write the tables starts bermd.
@@ -83,22 +81,35 @@ export async function migrate(pool: Pool, logger: Logger): Promise<void> {
         throw new SchemaError(
           `the database's schema is at version ${version}, newer than this bermd knows (${SCHEMA_VERSION}): a newer bermd migrated it; run that one`,
         );
-      applied = MIGRATIONS.find((m) => m.version === version + 1);
-      if (applied !== undefined) {
-        await client.query(applied.sql);
-        await client.query('UPDATE berm_schema SET version = $1', [applied.version]);
+      const next = MIGRATIONS.find((m) => m.version === version + 1);
+      if (next !== undefined) {
+        await client.query(next.sql);
+        await client.query('UPDATE berm_schema SET version = $1', [next.version]);
       }
-      await client.query('COMMIT');
-      client.release();
-    } catch (e) {
-      const broken = await client.query('ROLLBACK').then(
-        () => false,
-        () => true,
-      );
-      client.release(broken);
-      throw e;
-    }
+      return next;
+    });
     if (applied === undefined) return;
     logger.info({ version: applied.version, does: applied.does }, 'applied a schema migration to the store');
+  }
+}
+
+/**
+ * Runs `work` in a transaction on `client`, then releases it: committed, or rolled back and rethrown. A
+ * client whose rollback failed too is broken (its connection lost), and is dropped rather than pooled.
+ */
+export async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
+  try {
+    await client.query('BEGIN');
+    const result = await work();
+    await client.query('COMMIT');
+    client.release();
+    return result;
+  } catch (e) {
+    const broken = await client.query('ROLLBACK').then(
+      () => false,
+      () => true,
+    );
+    client.release(broken);
+    throw e;
   }
 }

@@ -29,7 +29,7 @@ import { BermdError } from '../errors.js';
 import { reached } from '../faults.js';
 import { digestOf } from './checks.js';
 import { emptyUsage, type UsageRecord } from './gate.js';
-import { CHANNEL, LOCK_CLASS, migrate } from './postgres-schema.js';
+import { CHANNEL, inTransaction, LOCK_CLASS, migrate } from './postgres-schema.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
 import { decodeBindings } from './store-codec.js';
 
@@ -257,14 +257,16 @@ export class PostgresStore implements HarnessStore {
     );
     const row = rows[0];
     if (row === undefined) return null;
-    const head = await this.head(name);
+    const used = emptyUsage();
+    const uses = await this.query<UseRow>('SELECT kind, item, used_at FROM berm_usage WHERE harness = $1', [name]);
+    for (const use of uses.rows) addUse(used, use);
     const digest = digestOf(row.image);
     const meta: HarnessMeta = {
       name,
       digest,
       deployed_at: row.deployed_at.toISOString(),
       last_used_at: row.last_used_at?.toISOString() ?? null,
-      used: head?.used ?? emptyUsage(),
+      used,
     };
     let repaired = false;
     if (row.digest !== digest) {
@@ -305,56 +307,50 @@ export class PostgresStore implements HarnessStore {
     }
     let wrote: 'deploy' | 'undeploy' | undefined;
     try {
-      await client.query('BEGIN');
-      // Taken before the row is read, and held to the commit: a deploy of the name through another
-      // replica waits here, then reads what this one committed. It also covers a first deploy, which
-      // has no row to lock.
-      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS.name, name]);
-      const { rows } = await client.query<HeadRow>(`${HEAD_SELECT} WHERE h.name = $1`, [name]);
-      const current = headsOf(rows)[0] ?? null;
-      const tx: StoreTransaction = {
-        current,
-        readImage: async () =>
-          (await client.query<{ image: Buffer }>('SELECT image FROM berm_harness WHERE name = $1', [name])).rows[0]?.image ?? null,
-        save: async (bytes, meta, manifest) => {
-          const own = meta.bindings?.[meta.digest];
-          const { rows: saved } = await client.query<{ revision: string }>(SAVE, [
-            name,
-            meta.digest,
-            Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-            JSON.stringify(manifest),
-            own === undefined ? null : JSON.stringify(own),
-            meta.deployed_at,
-            meta.last_used_at,
-          ]);
-          await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used)]);
-          await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload(name, 'harness')]);
-          reached('pg-deploy-written');
-          wrote = 'deploy';
-          return saved[0]!.revision;
-        },
-        remove: async () => {
-          const { rowCount } = await client.query('DELETE FROM berm_harness WHERE name = $1', [name]);
-          reached('pg-undeploy-deleted');
-          if (rowCount === 0) return false;
-          await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload(name, 'harness')]);
-          wrote = 'undeploy';
-          return true;
-        },
-      };
-      const result = await work(tx);
-      await client.query('COMMIT');
-      client.release();
+      const result = await inTransaction(client, async () => {
+        // Taken before the row is read, and held to the commit: a deploy of the name through another
+        // replica waits here, then reads what this one committed. It also covers a first deploy, which
+        // has no row to lock.
+        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS.name, name]);
+        const { rows } = await client.query<HeadRow>(`${HEAD_SELECT} WHERE h.name = $1`, [name]);
+        const current = headsOf(rows)[0] ?? null;
+        const tx: StoreTransaction = {
+          current,
+          readImage: async () =>
+            (await client.query<{ image: Buffer }>('SELECT image FROM berm_harness WHERE name = $1', [name])).rows[0]?.image ?? null,
+          save: async (bytes, meta, manifest) => {
+            const own = meta.bindings?.[meta.digest];
+            const { rows: saved } = await client.query<{ revision: string }>(SAVE, [
+              name,
+              meta.digest,
+              Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+              JSON.stringify(manifest),
+              own === undefined ? null : JSON.stringify(own),
+              meta.deployed_at,
+              meta.last_used_at,
+            ]);
+            await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used)]);
+            await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload(name, 'harness')]);
+            reached('pg-deploy-written');
+            wrote = 'deploy';
+            return saved[0]!.revision;
+          },
+          remove: async () => {
+            const { rowCount } = await client.query('DELETE FROM berm_harness WHERE name = $1', [name]);
+            reached('pg-undeploy-deleted');
+            if (rowCount === 0) return false;
+            await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload(name, 'harness')]);
+            wrote = 'undeploy';
+            return true;
+          },
+        };
+        return work(tx);
+      });
       if (wrote !== undefined) reached(wrote === 'deploy' ? 'pg-deploy-committed' : 'pg-undeploy-committed');
       return result;
     } catch (e) {
       // After a failed COMMIT the outcome is unknown (it may have committed): the notification, or the
       // next reconciliation, tells every replica, this one included.
-      const broken = await client.query('ROLLBACK').then(
-        () => false,
-        () => true,
-      );
-      client.release(broken);
       throw this.failure(e);
     }
   }
@@ -482,10 +478,17 @@ function headsOf(rows: HeadRow[]): StoredHead[] {
       };
       heads.set(row.name, head);
     }
-    if (row.kind !== null && row.item !== null && row.used_at !== null)
-      (row.kind === 'tool' ? head.used.tools : head.used.events)[row.item] = row.used_at.toISOString();
+    addUse(head.used, row);
   }
   return [...heads.values()];
+}
+
+type UseRow = Pick<HeadRow, 'kind' | 'item' | 'used_at'>;
+
+/** Adds a `berm_usage` row (or the join's empty side, which adds nothing) to `used`. */
+function addUse(used: UsageRecord, row: UseRow): void {
+  if (row.kind !== null && row.item !== null && row.used_at !== null)
+    (row.kind === 'tool' ? used.tools : used.events)[row.item] = row.used_at.toISOString();
 }
 
 /** A usage record as the three parallel arrays `unnest` takes. */
