@@ -16,19 +16,19 @@ interface LineSink {
 }
 
 /** What reaches the log once the values `secrets` hides are replaced and raw controls escaped. */
-export function logSink(target: LineSink, secrets?: Secrets): { write(line: string): boolean } {
+export function logSink(target: LineSink, secrets: Secrets): { write(line: string): boolean } {
   return {
     write(line: string): boolean {
-      target.write(escapeRawControls(secrets === undefined ? line : secrets.redact(line)));
+      target.write(escapeRawControls(secrets.redact(line)));
       return true;
     },
   };
 }
 
 /**
- * The daemon's logger at `level`. With `secrets`, every line is checked for the values it holds at the
- * time of writing, so values a SIGHUP loads later are hidden too.
+ * The daemon's logger at `level`. Every line is checked for the values `secrets` holds at the time of
+ * writing, so values a SIGHUP loads later are hidden too.
  */
-export function stderrLogger(level: string, secrets?: Secrets): Logger {
+export function stderrLogger(level: string, secrets: Secrets): Logger {
   return pino({ name: 'bermd', level }, logSink(pino.destination({ dest: 2, sync: true }), secrets));
 }

@@ -63,11 +63,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   // Once the daemon is closing, a new request is refused (503 shutting-down), and a stopping daemon
   // waits on no connection a client holds open (closing.ts).
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  closeConnectionsOnClose(app);
+  const closing = closeConnectionsOnClose(app);
 
   // First of all, for every route (a plugin's, the 404, whatever is served later): a request addressed to
   // a name that is not this daemon's, or sent by a web page from elsewhere, is refused before anything
@@ -80,7 +76,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
       request.log.info({ host: request.headers.host, origin: request.headers.origin, code: refusal.code }, 'request refused');
       throw refusal;
     }
-    if (closing) throw new BermdError('shutting-down', 'bermd is shutting down');
+    if (closing()) throw new BermdError('shutting-down', 'bermd is shutting down');
   });
 
   // Every body is taken as raw bytes whatever type the client declared: a deploy's is the image itself,

@@ -17,7 +17,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 
-export function closeConnectionsOnClose(app: FastifyInstance): void {
+/** Sets it up on `app`; answers whether the close has begun (a request then is refused: app.ts). */
+export function closeConnectionsOnClose(app: FastifyInstance): () => boolean {
   const server = app.server;
   let closing = false;
   let underWay = 0;
@@ -45,4 +46,5 @@ export function closeConnectionsOnClose(app: FastifyInstance): void {
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
   });
+  return () => closing;
 }

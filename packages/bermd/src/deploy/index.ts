@@ -36,25 +36,20 @@ export {
   parseWindow,
   describeWindow,
   emptyUsage,
-  laterUse,
-  mergeUsage,
   DEFAULT_BREAKS_WINDOW_MS,
   type GatedBreak,
   type GateResult,
   type HarnessUsage,
   type UsageRecord,
 } from './gate.js';
-export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
+export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './store.js';
 export { DirectoryStore } from './directory-store.js';
 export {
   PostgresStore,
   isPostgresUrl,
-  isUnreachable,
   reasonOf,
   storeLocation,
   storePassword,
-  type PostgresStoreOptions,
 } from './postgres-store.js';
-export { SCHEMA_VERSION, SchemaError, LOCK_CLASS, CHANNEL, migrate } from './postgres-schema.js';
-export { KeyedQueue } from './keyed-queue.js';
+export { SCHEMA_VERSION, LOCK_CLASS } from './postgres-schema.js';
 export { moveStore, type MovedHarness } from './move-store.js';

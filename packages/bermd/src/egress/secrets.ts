@@ -114,11 +114,6 @@ export class Secrets {
     return this;
   }
 
-  /** Whether `redact` changes anything: there are values to hide. */
-  get hides(): boolean {
-    return this.masks.length > 0;
-  }
-
   static none(): Secrets {
     return new Secrets(new Map());
   }

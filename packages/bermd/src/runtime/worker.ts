@@ -5,9 +5,9 @@
  */
 import { Chain } from './chain.js';
 import { serveTasks } from './pool.js';
-import type { Task, TaskResult, WorkerMessage } from './worker-messages.js';
+import type { Task, TaskResult } from './worker-messages.js';
 
 serveTasks<Task, TaskResult>((task, post) => {
-  const chain = new Chain(task.callId, task.programs, task.limits, (message: WorkerMessage, transfer) => post(message, transfer));
+  const chain = new Chain(task.callId, task.programs, task.limits, post);
   return { outcome: chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0) };
 });

@@ -1,1 +1,1 @@
-export { uiPlugin, CONTENT_SECURITY_POLICY, type UiOptions } from './plugin.js';
+export { uiPlugin } from './plugin.js';

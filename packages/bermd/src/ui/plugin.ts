@@ -16,7 +16,7 @@ import { uiDir } from '@berm/ui';
  * nothing inline, no plugins, no framing. A manifest's text that got past the page's escaping
  * would still run nothing and load nothing from elsewhere.
  */
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -32,15 +32,9 @@ export const CONTENT_SECURITY_POLICY = [
 /** Asset names carry a hash of their content, so a cached copy can never be stale. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-export interface UiOptions {
-  /** The built page; `@berm/ui`'s by default. */
-  dir?: string;
-}
-
-export const uiPlugin: FastifyPluginAsync<UiOptions> = async (app, options) => {
-  const dir = options.dir ?? uiDir;
-  if (!existsSync(path.join(dir, 'index.html'))) {
-    app.log.warn({ dir }, 'the web page is not built (npm run build); / is not served');
+export const uiPlugin: FastifyPluginAsync = async (app) => {
+  if (!existsSync(path.join(uiDir, 'index.html'))) {
+    app.log.warn({ dir: uiDir }, 'the web page is not built (npm run build); / is not served');
     return;
   }
   // Every route this plugin adds is a static file of the page: public.
@@ -48,7 +42,7 @@ export const uiPlugin: FastifyPluginAsync<UiOptions> = async (app, options) => {
     route.config = { ...route.config, public: true };
   });
   await app.register(fastifyStatic, {
-    root: dir,
+    root: uiDir,
     // One route per built file, found once at start: no path from a request ever reaches the filesystem.
     wildcard: false,
     index: 'index.html',
