@@ -3,6 +3,7 @@
  * every check and the compatibility gate, nothing stored), then deploy, or force past the gate
  * after a confirmation that names what will break.
  */
+import { describeDuration, isHarnessName, SECOND_MS } from '@berm/protocol';
 import { useState } from 'preact/hooks';
 import { ApiError, deploy, isUnauthorized } from '../api.js';
 import { usePage } from '../context.js';
@@ -11,8 +12,6 @@ import { navigate } from '../router.js';
 import type { DeployOptions, DeployResult, ErrorObject, GatedBreak } from '../types.js';
 import { Confirm, ErrorNote, When } from '../widgets.js';
 import { Declared } from './Declared.js';
-
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What a dry run said. */
 type Check =
@@ -53,7 +52,7 @@ export function Deploy({ name: given }: { name?: string }) {
       .map((g) => g.trim())
       .filter(Boolean),
   });
-  const nameOk = NAME.test(name);
+  const nameOk = isHarnessName(name);
 
   const failed = (e: unknown) => {
     if (isUnauthorized(e)) unauthorized();
@@ -61,7 +60,7 @@ export function Deploy({ name: given }: { name?: string }) {
   };
 
   const dryRun = async (image: File | undefined = file, as: string = name) => {
-    if (image === undefined || !NAME.test(as)) return;
+    if (image === undefined || !isHarnessName(as)) return;
     setBusy(true);
     setError(undefined);
     setCheck(undefined);
@@ -264,10 +263,10 @@ function Verdict({ check, name }: { check: Check; name: string }) {
   }
   if (check.kind === 'gate') {
     const { breaks = [], reported = [], window_seconds: window } = check.error;
-    const days = window === undefined ? '' : ` in the last ${Math.round(window / 86400)} days`;
+    const within = window === undefined ? '' : ` in the last ${describeDuration(window * SECOND_MS)}`;
     return (
       <section class="verdict gate" aria-labelledby="verdict-heading">
-        <h2 id="verdict-heading">A deploy would be refused: it breaks what callers used{days}</h2>
+        <h2 id="verdict-heading">A deploy would be refused: it breaks what callers used{within}</h2>
         <h3>Breaks that refuse it ({breaks.length})</h3>
         <Breaks breaks={breaks} />
         {reported.length > 0 ? (
