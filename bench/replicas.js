@@ -12,7 +12,7 @@
 // Settings: BENCH_DEPLOYS (30), BENCH_CALLS (3000), BENCH_CONCURRENCY (8), BENCH_ROUNDS (3).
 import { startPostgres } from '../test/helpers/postgres-server.js';
 import { ECHO_WAT, image } from './lib/guests.js';
-import { closeAgent, put, session, startBermd } from './lib/daemon.js';
+import { closeAgent, put, quantile, session, startBermd } from './lib/daemon.js';
 import { measure, ROUNDS, repeat } from './lib/mcp.js';
 
 const DEPLOYS = Number(process.env.BENCH_DEPLOYS ?? 30);
@@ -23,9 +23,17 @@ const echoImage = image(ECHO_WAT, ['echo']);
 
 const stats = (values) => {
   const sorted = [...values].sort((x, y) => x - y);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { p50: at(0.5), p95: at(0.95), max: sorted.at(-1) };
+  return { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), max: sorted.at(-1) };
 };
+
+/** Asks `ask` to call `tool` until it answers: a name the replica does not serve yet is refused at once. */
+async function untilServed(ask, tool) {
+  for (;;) {
+    try {
+      return await ask(tool, ARGS);
+    } catch {}
+  }
+}
 
 /** Deploys a new name through `through` DEPLOYS times; per deploy, its own time and (with `servedBy`) how long after its answer `servedBy` serves it. */
 async function deploys(through, servedBy, prefix) {
@@ -40,12 +48,7 @@ async function deploys(through, servedBy, prefix) {
     own.push(answered - t0);
     if (ask === undefined) continue;
     // Unknown until B has it: the refusal is answered at once, so asking again costs about a millisecond.
-    for (;;) {
-      try {
-        await ask(`${name}.echo`, ARGS);
-        break;
-      } catch {}
-    }
+    await untilServed(ask, `${name}.echo`);
     served.push(performance.now() - answered);
   }
   return { own: stats(own), served: served.length > 0 ? stats(served) : undefined };
@@ -76,12 +79,7 @@ try {
   await put(`${a.url}/harnesses/echo`, echoImage);
   // B serves echo once it has followed A's deploy: the first answer says so.
   const onB = await session(`${b.url}/mcp`);
-  for (;;) {
-    try {
-      await onB('echo.echo', ARGS);
-      break;
-    } catch {}
-  }
+  await untilServed(onB, 'echo.echo');
   const rows = [
     await throughput('one replica, directory store', [dir]),
     await throughput('one replica, PostgreSQL', [a]),
