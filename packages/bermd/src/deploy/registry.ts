@@ -273,23 +273,19 @@ export class Registry {
         harness.revision = await tx.save(bytes, metaOf(harness), checked.manifest.data);
         return { dryRun: false as const, harness, prepared, reported, replaced };
       });
+      const result = deployResult(name, checked, outcome.reported, this.notices(name, checked.manifest, checked.grants), outcome.replaced);
       if (outcome.dryRun) {
         this.logger.info({ harness: name, digest: checked.digest, replaced: outcome.replaced }, 'dry run of a deploy passed');
-        const notices = this.notices(name, checked.manifest, checked.grants);
-        return {
-          ...deployResult(name, checked, outcome.reported, notices, outcome.replaced),
-          dry_run: true,
-          manifest: checked.manifest.data,
-        };
+        return { ...result, dry_run: true, manifest: checked.manifest.data };
       }
-      const { harness, prepared, reported, replaced } = outcome;
+      const { harness, prepared, replaced } = outcome;
       // Committed to the store: only now does this process serve it.
       this.harnesses.set(name, harness);
       this.refused.delete(name);
       this.hooks.commit?.(name, prepared);
       this.logger.info({ harness: name, digest: checked.digest, replaced }, 'deployed harness');
       this.emit({ kind: 'deployed', name, replaced });
-      return deployResult(name, checked, reported, this.notices(name, checked.manifest, checked.grants), replaced);
+      return result;
     });
   }
 
