@@ -1,8 +1,8 @@
 /**
  * The command line `bin/run.js` answers without oclif: exactly `inspect --json IMAGE` (or
  * `inspect IMAGE --json`), which scripts and CI run in loops, so its start-up is what counts. Loading
- * @oclif/core and its config alone costs about 2.3x a bare `node -e 0` (bench/cli.js measures the whole
- * command), so that one shape skips it and calls what the command's `--json` path calls (inspect-json.ts).
+ * @oclif/core and its config alone costs more than twice a bare `node -e 0` (bench/cli.js measures the
+ * whole command), so that one shape skips it and calls what the command's `--json` path calls (inspect-json.ts).
  *
  * This is a second reading of argv beside oclif's. It takes only shapes oclif reads the same way (the
  * `inspect` command, its IMAGE, `--json`, nothing else), and declines anything else, which then goes

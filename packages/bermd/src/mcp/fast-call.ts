@@ -3,10 +3,8 @@
  * response, rather than through the SDK: on a live 2025-era session, or as a 2026-07-28 request.
  *
  * Why: measured with bench/mcp.js (8 calls in flight, against a bare Node server in the same run), the
- * SDK's path spends about twice the main thread's time per call that this one does, in both generations
- * (580 against 270 µs on a session, 850 against 360 µs in 2026-07-28, on a loaded 2-core machine), and
- * its throughput is 0.16× (2025) and 0.08× (2026-07-28) the bare server's where this path's is 0.27× and
- * 0.13×. Per request the SDK copies the Node request into a web `Request`, streams every answer through
+ * SDK's path spends about twice the main thread's time per call that this one does, in both generations,
+ * and falls far below the throughput target (the figures are in docs/decisions.md). Per request the SDK copies the Node request into a web `Request`, streams every answer through
  * a `ReadableStream`, parses request and result with zod, and for 2026-07-28 builds a server, a
  * transport and abort controllers; the call is the one request a client makes thousands of times.
  *
@@ -169,8 +167,8 @@ function envelopeKey(meta: Record<string, unknown>): string {
  * the next such call carrying the same envelope is routed without it.
  *
  * Why: the classification parses every body with zod (as a response, an error, a request, then the
- * envelope), ~30 to 40 µs of the main thread per call measured on Node 20, about a sixth of what a
- * 2026-07-28 call costs it; and a client sends the same envelope with every call. For a call the fast
+ * envelope), a sizeable share of what a 2026-07-28 call costs the main thread; and a client sends the
+ * same envelope with every call. For a call the fast
  * path takes, its own checks (`modernFastCallOf`: the JSON-RPC members, the id's and progress token's
  * types, the params and `_meta` keys, the headers agreeing with the body) settle everything the
  * classification decides but the envelope's validity, which depends on the envelope alone; so an envelope
@@ -245,8 +243,8 @@ const SSE_HEADERS: Readonly<Record<string, string>> = {
 /**
  * `headers` with the length of `body`, the whole answer, for an answer written at once. Node frames a body
  * of unknown length in chunks, written as several buffers; with its length, headers and body leave in one
- * write, and the client reads no chunk framing. Measured: writing the answer was an eighth of the main
- * thread's time per call in a CPU profile of bermd answering 8 callers, and its length saved 3 to 7 µs.
+ * write, and the client reads no chunk framing; writing the answer is a noticeable share of the main
+ * thread's time per call in a CPU profile of bermd answering many callers.
  */
 function sized(headers: Record<string, string>, body: string): Record<string, string> {
   headers['content-length'] = String(Buffer.byteLength(body));

@@ -84,8 +84,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * Whether the SDK's classification would call the request 2025-era, told without running it: a GET or
  * DELETE, or one JSON-RPC object whose `_meta` claims no protocol version and whose
  * `MCP-Protocol-Version` header, if any, names a 2025-era one. The classification parses every body
- * with zod as a response, an error and a request in turn, which took about 40 µs of the main thread per
- * call in a CPU profile of bermd answering 8 callers. What this does not settle (batches, envelopes,
+ * with zod as a response, an error and a request in turn, a sizeable share of the main thread's time per
+ * call in a CPU profile of bermd answering many callers. What this does not settle (batches, envelopes,
  * other versions) the classification decides.
  */
 function plainlyLegacy(request: FastifyRequest, body: unknown): boolean {

@@ -1,8 +1,8 @@
 /**
  * Who gets the next worker. One queue in front of the workers is first come, first served: four runaway
  * calls of one harness, queued ahead of another harness's calls, hold every worker until their time
- * limit, and the other harness's trivial calls wait behind them (measured with piscina's queue, which
- * bermd ran on first: a p99 of 2.2 s where p50 was 2 ms). So the runner hands the pool (pool.ts) only
+ * limit, and the other harness's trivial calls wait behind them (as they did behind piscina's queue, which
+ * bermd ran on first: their p99 became the runaway calls' limit). So the runner hands the pool (pool.ts) only
  * what may run now, and keeps the rest here:
  *
  * - each harness has its own line, and runs at most its `limit` calls at once (`max_concurrency`);

@@ -6,25 +6,22 @@
  * running and is replaced. At least `min` workers are kept; above that, a worker idle for
  * `idleTimeoutMs` ends.
  *
- * Hand-written in place of piscina, which bermd ran on first. Measured on this project's 2-core machine
- * (Node 20, the runner alone with 8 calls in flight on a trivial tool, one build against the other):
- * piscina's per-task bookkeeping (a TaskInfo async resource, an interface object with six accessors for
- * every worker on every dispatch, a balancer, several queued microtasks, polling every worker for pending
- * answers) took 38-49 µs of the main thread per call where this pool takes 25-33, and 20-25 µs of the
- * process's CPU per call in all; on /mcp the main thread is what bounds throughput. What piscina did
- * beyond that (its own queue, load balancing, several tasks per worker, histograms) the runner does not
- * use: one task per worker, and a fair queue of its own.
+ * Hand-written in place of piscina, which bermd ran on first: piscina's per-task bookkeeping (a TaskInfo
+ * async resource, an interface object with six accessors for every worker on every dispatch, a balancer,
+ * several queued microtasks, polling every worker for pending answers) measured well above this pool's
+ * on the main thread, which is what bounds /mcp's throughput (the figures are in docs/decisions.md). What
+ * piscina did beyond that (its own queue, load balancing, several tasks per worker, histograms) the runner
+ * does not use: one task per worker, and a fair queue of its own.
  *
  * Each worker has a port of its own (`serveTasks` is its side): tasks go out on it, and the messages a
  * task posts while it runs (logs, events, host calls) come back on it, then its reply, in that order, so
  * a task's messages are all delivered before its reply settles it.
  *
- * `poll` takes in the replies already posted, without waiting for the event loop to deliver them. Measured
- * on /mcp (8 calls in flight, 2 cores): a task held its worker 420-480 µs for 90 µs of work, of which
- * 225-265 µs was its reply waiting while the main thread answered HTTP requests; a worker is what a
- * waiting call needs, so the runner polls when a call comes in and when one's result is in, which cut
- * that wait to 95-105 µs and the hold to 270-290. A shared counter, raised by a worker after each reply,
- * makes a poll with nothing to take one atomic read.
+ * `poll` takes in the replies already posted, without waiting for the event loop to deliver them: under
+ * load a task's reply otherwise waits behind the main thread's HTTP work, holding its worker for several
+ * times the task's own work, and a worker is what a waiting call needs. So the runner polls when a call
+ * comes in and when one's result is in. A shared counter, raised by a worker after each reply, makes a
+ * poll with nothing to take one atomic read.
  */
 import {
   MessageChannel,
@@ -285,9 +282,8 @@ export type PostToPool = (message: unknown, transfer?: TransferListItem[]) => vo
  *
  * Between tasks the worker sleeps on its `tasks` counter (`Atomics.wait`) and takes each task from its
  * port itself, rather than through its event loop, which it never returns to: a handler must be
- * synchronous (the runner's is: a guest runs to its end, and host calls wait on Atomics too). Measured on
- * /mcp (8 calls in flight, 2 cores): from a task's posting to its start took 61-66 µs where the event
- * loop's wake-up took 66-81, and a worker held 179-189 µs per task where it had held 187-222.
+ * synchronous (the runner's is: a guest runs to its end, and host calls wait on Atomics too). Waking on
+ * the counter starts a task sooner than the event loop's wake-up does, and frees the worker sooner.
  */
 export function serveTasks<T, R>(handle: (task: T, post: PostToPool) => R): void {
   if (parentPort === null) throw new Error('serveTasks runs in a worker the pool started');

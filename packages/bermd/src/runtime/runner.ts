@@ -9,10 +9,9 @@
  *
  * How modules reach the workers: every task carries the `WebAssembly.Module`s it may need (the called
  * harness, plus, when it imports `berm.call`, each deployed program its calls can reach within the depth
- * limit). Cloning a module to a worker shares V8's compiled code rather than copying it; measured with
- * worker threads on this project's 2-core machine (bench/runtime.js prints both every run), a task carrying a
- * module costs the same as one carrying only a digest (~25 µs per round trip either way, within noise),
- * so a per-worker module cache would add a miss protocol and invalidation for no gain. What is costly to rebuild, the validators, is cached per
+ * limit). Cloning a module to a worker shares V8's compiled code rather than copying it: a task carrying a
+ * module costs the same as one carrying only a digest, within noise (bench/runtime.js prints both every
+ * run), so a per-worker module cache would add a miss protocol and invalidation for no gain. What is costly to rebuild, the validators, is cached per
  * worker under a key unique to each deploy (chain.ts); their source travels only with tasks that can
  * use them (a harness that imports `berm.call` or `berm.emit`, and the programs it can reach).
  */

@@ -435,9 +435,9 @@ export class BermTransform {
 /**
  * json-as sizes its string-cache arena by JSON_CACHE_SIZE, 1 MiB when undefined, and allocates it at
  * start even with the cache off (its default): every instance then zeroes a megabyte before its first
- * call. berm runs each call in a fresh instance: a call through the runtime measured 1.47 ms with the
- * arena and 0.22 ms without (bench/build.js, an AssemblyScript echo). Unless the build turns the cache on (JSON_CACHE, which defines the size), the size
- * is defined as json-as's minimum, 128 bytes.
+ * call. berm runs each call in a fresh instance, so that zeroing is most of a small call's time
+ * (bench/build.js measures an AssemblyScript echo). Unless the build turns the cache on (JSON_CACHE,
+ * which defines the size), the size is defined as json-as's minimum, 128 bytes.
  */
 function shrinkJsonCache(program: Program): void {
   if (program.elementsByName.has('JSON_CACHE_SIZE')) return;
