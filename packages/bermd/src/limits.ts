@@ -6,17 +6,16 @@ const CORES = os.availableParallelism();
 
 /**
  * How many calls entering through one harness run at once: as many as there are cores, so one harness
- * alone has the throughput of the whole machine. Measured on 2 cores (bench/mcp.js, 8 calls in flight):
- * a limit of 1 cost a quarter of one harness's throughput, while beside a harness holding 2 spinning
- * calls another's p99 stayed within 3-4x its idle p99 (bench/neighbours.js): the workers left to the
- * others are what keeps them served, and the scheduler shares the cores.
+ * alone has the throughput of the whole machine (a limit of 1 cost a quarter of it, bench/mcp.js), while
+ * beside a harness holding its calls spinning another's p99 stays within the target (bench/neighbours.js):
+ * the workers left to the others are what keeps them served, and the scheduler shares the cores.
  */
 export const DEFAULT_MAX_CONCURRENCY = Math.max(1, CORES);
 
 /**
  * The worker pool for a per-harness limit of `maxConcurrency`: that many, plus half the cores (rounded up,
  * at least one) that a harness at its limit leaves to the others. 2 cores: 2 + 1; 4: 4 + 2; 8: 8 + 4
- * (with the default limit, piscina's own default size, 1.5x the cores).
+ * (with the default limit, piscina's own default size, one and a half times the cores).
  */
 export function workersFor(maxConcurrency: number): number {
   return maxConcurrency + Math.max(1, Math.ceil(CORES / 2));

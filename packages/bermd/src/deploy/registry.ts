@@ -347,7 +347,7 @@ export class Registry {
   recordUse(name: string, use: Use = {}, at: Date = this.now()): void {
     const h = this.harnesses.get(name);
     if (h === undefined) return;
-    // Calls in the same millisecond share one ISO string: toISOString took ~1 µs of every tools/call.
+    // Calls in the same millisecond share one ISO string: toISOString is a measurable part of every tools/call.
     const ms = at.getTime();
     if (ms !== this.lastUseMs) {
       this.lastUseMs = ms;
