@@ -20,7 +20,8 @@ function sources(): string[] {
         continue;
       }
       for (const entry of entries)
-        if (entry.isFile() && /\.(?:ts|tsx|js|mjs)$/.test(entry.name)) found.push(path.relative(root, path.join(entry.parentPath, entry.name)));
+        if (entry.isFile() && /\.(?:ts|tsx|js|mjs)$/.test(entry.name))
+          found.push(path.relative(root, path.join(entry.parentPath, entry.name)));
     }
   }
   return found.sort();
@@ -41,9 +42,7 @@ describe('figures in source comments', () => {
   });
 
   it('no package source carries one', () => {
-    const found = sources().flatMap((file) =>
-      commentFigures(readFileSync(path.join(root, file), 'utf8')).map((line) => `${file}:${line}`),
-    );
+    const found = sources().flatMap((file) => commentFigures(readFileSync(path.join(root, file), 'utf8')).map((line) => `${file}:${line}`));
     expect(found, 'move the figures to the README or docs/decisions.md; say why in the comment').toEqual([]);
   });
 });
