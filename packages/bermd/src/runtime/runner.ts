@@ -252,8 +252,6 @@ export class ToolRunner {
 
   /** Runs `harness`'s `tool` with `args` (a JSON value; undefined means `{}`). Never rejects: failures are outcomes. */
   async call(harness: string, tool: string, args: unknown, options: CallOptions = {}): Promise<CallOutcome> {
-    // The results already posted free their workers now, for this call or one waiting (pool.ts says why).
-    this.pool.poll();
     if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none() };
     const entry = this.deployed.get(harness);
     if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none() };
@@ -360,8 +358,6 @@ export class ToolRunner {
     let outcome: GuestOutcome;
     try {
       const result = await ran;
-      // Before this call's answer is written: the workers whose results are in are free for waiting calls.
-      this.pool.poll();
       if (result === undefined) {
         outcome = { error: this.unstarted(state, label) };
       } else {
