@@ -14,35 +14,13 @@ import type { CallError } from './errors.js';
 import type { FairQueue, Turn } from './fair-queue.js';
 import type { WorkerPool } from './pool.js';
 import { type SignalLike, Stop } from './stop.js';
-import type { GuestOutcome, ProgramPayload, Task, TaskResult } from './worker-messages.js';
-
-/** A `berm.log` line, tagged with the harness and tool whose instance wrote it. */
-export interface GuestLogEntry {
-  harness: string;
-  tool: string;
-  level: string;
-  message: string;
-}
-
-export type EventHandler = (harness: string, event: string, fields: unknown) => void;
-
-/** An accepted `berm.emit`, with the tool whose instance emitted it. */
-export interface EmittedEvent {
-  harness: string;
-  tool: string;
-  event: string;
-  fields: unknown;
-}
+import type { GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
 
 export interface CallOptions {
   /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running): an `AbortSignal`, or a `Stop`. */
   signal?: SignalLike;
-  /** Called for this call's `berm.log` lines, besides the runner's `log`. */
-  onLog?: (entry: GuestLogEntry) => void;
-  /** Called for this call's events, besides the runner's `onEvent` (e.g. to notify the requesting session). */
-  onEvent?: EventHandler;
-  /** Like `onEvent`, with the tool that emitted the event. */
-  onEmit?: (event: EmittedEvent) => void;
+  /** Called with this call's reports (its chain's accepted logs and events), after the runner's `onReport` (e.g. to notify the requesting session). */
+  onReport?: (report: GuestReport) => void;
 }
 
 /** What one call ran: the tools (the called one and every nested call that started) and accepted events. */

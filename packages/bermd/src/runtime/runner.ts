@@ -23,15 +23,7 @@ import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
 import { DeployedSet, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
-import {
-  Call,
-  type CallOptions,
-  type CallOutcome,
-  type EmittedEvent,
-  type EventHandler,
-  type GuestLogEntry,
-  type Reached,
-} from './call.js';
+import { Call, type CallOptions, type CallOutcome, type Reached } from './call.js';
 import { RunnerError, type CallError } from './errors.js';
 import { FairQueue } from './fair-queue.js';
 import { WorkerPool } from './pool.js';
@@ -39,7 +31,7 @@ import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
 import { violation } from './schema-issues.js';
-import type { GuestOutcome, Task, TaskResult, WorkerMessage } from './worker-messages.js';
+import type { GuestOutcome, GuestReport, ReportMessage, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout_ms;
 export const DEFAULT_MAX_MEMORY_BYTES = DEFAULT_LIMITS.max_memory_bytes;
@@ -65,10 +57,8 @@ export interface RunnerOptions {
    * harness at its limit leaves workers for the others; kept even when idle, the limit plus one (or half the cores, if more).
    */
   threads?: number | { min?: number; max?: number };
-  /** Receives every accepted `berm.log`. */
-  log?: (entry: GuestLogEntry) => void;
-  /** Receives every accepted `berm.emit`, with the harness that emitted it. */
-  onEvent?: EventHandler;
+  /** Receives every call's reports: each accepted `berm.log` and `berm.emit`. */
+  onReport?: (report: GuestReport) => void;
   /** Services for the host calls a worker forwards to the main thread (`berm.http.fetch`, ...), by dotted name; a name without one is refused. */
   hostServices?: ReadonlyMap<string, HostService>;
 }
@@ -90,9 +80,19 @@ function none(): Reached {
   return { tools: [], events: [] };
 }
 
-function safely(fn: () => void): void {
+/** The report without its call's id, which is the runtime's own. */
+function reportOf(message: ReportMessage): GuestReport {
+  switch (message.kind) {
+    case 'log':
+      return { kind: 'log', harness: message.harness, tool: message.tool, level: message.level, message: message.message };
+    case 'event':
+      return { kind: 'event', harness: message.harness, tool: message.tool, event: message.event, fields: message.fields };
+  }
+}
+
+function safely(listener: (report: GuestReport) => void, report: GuestReport): void {
   try {
-    fn();
+    listener(report);
   } catch (e) {
     // A throwing listener must not take a call, or the runner, down with it.
     process.emitWarning(`a tool runner listener threw: ${e instanceof Error ? e.message : String(e)}`);
@@ -112,8 +112,7 @@ export class ToolRunner {
   private readonly queue: FairQueue;
   private readonly deployed: DeployedSet;
   private readonly calls = new Map<number, Call>();
-  private readonly log?: (entry: GuestLogEntry) => void;
-  private readonly onEvent?: EventHandler;
+  private readonly onReport?: (report: GuestReport) => void;
   private readonly hostServices: ReadonlyMap<string, HostService>;
   private nextCallId = 1;
   private closed = false;
@@ -138,8 +137,7 @@ export class ToolRunner {
       maxConcurrency: this.maxConcurrency,
     });
     this.queue = new FairQueue(this.workers, this.maxQueue);
-    this.log = options.log;
-    this.onEvent = options.onEvent;
+    this.onReport = options.onReport;
     this.hostServices = options.hostServices ?? new Map();
     this.pool = new WorkerPool<Task, TaskResult>({
       filename: workerScript(),
@@ -289,21 +287,22 @@ export class ToolRunner {
       case 'reach':
         call?.reach(message.harness, message.tool);
         break;
-      case 'log': {
-        const entry: GuestLogEntry = { harness: message.harness, tool: message.tool, level: message.level, message: message.message };
-        if (this.log !== undefined) safely(() => this.log!(entry));
-        if (call?.options.onLog !== undefined) safely(() => call.options.onLog!(entry));
+      case 'log':
+        this.report(call, message);
         break;
-      }
       case 'event':
         call?.emitted(message.harness, message.event);
-        if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields));
-        if (call?.options.onEvent !== undefined) safely(() => call.options.onEvent!(message.harness, message.event, message.fields));
-        if (call?.options.onEmit !== undefined) {
-          const emitted: EmittedEvent = { harness: message.harness, tool: message.tool, event: message.event, fields: message.fields };
-          safely(() => call.options.onEmit!(emitted));
-        }
+        this.report(call, message);
         break;
     }
+  }
+
+  /** To the runner's listener, then to its call's (a call that has ended has none): one report for both, made only when one listens. */
+  private report(call: Call | undefined, message: ReportMessage): void {
+    const own = call?.options.onReport;
+    if (this.onReport === undefined && own === undefined) return;
+    const report = reportOf(message);
+    if (this.onReport !== undefined) safely(this.onReport, report);
+    if (own !== undefined) safely(own, report);
   }
 }
