@@ -25,7 +25,7 @@ import {
 } from './mcp/index.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from './limits.js';
 import type { DaemonOptions } from './options.js';
-import { capMemory, isRunnerError, ToolRunner, type GuestLogEntry, type PreparedHarness, type RunnerError } from './runtime/index.js';
+import { capMemory, type GuestReport, isRunnerError, ToolRunner, type PreparedHarness, type RunnerError } from './runtime/index.js';
 import { uiPlugin } from './ui/index.js';
 
 export interface Daemon {
@@ -140,8 +140,15 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     maxQueue: config.maxQueue,
     threads: config.threads ?? (config.workers === undefined ? undefined : { max: config.workers }),
     hostServices: egress?.services(serve),
-    log: (entry: GuestLogEntry) => {
-      logger[PINO_LEVEL[entry.level] ?? 'info']({ harness: entry.harness, tool: entry.tool, guest: true }, entry.message);
+    onReport: (report: GuestReport) => {
+      switch (report.kind) {
+        case 'log':
+          logger[PINO_LEVEL[report.level] ?? 'info']({ harness: report.harness, tool: report.tool, guest: true }, report.message);
+          break;
+        case 'event':
+          // Logged and sent to MCP clients by the call that ran it (mcp/server.ts), which knows its caller.
+          break;
+      }
     },
   });
   const catalog = new ToolCatalog(config.toolSeparator);

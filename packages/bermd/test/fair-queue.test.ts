@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FairQueue, type Turn } from '../dist/runtime/fair-queue.js';
-import { ToolRunner, type CallOutcome, type GuestLogEntry } from '../dist/runtime/index.js';
+import { ToolRunner, type CallOutcome, type GuestReport } from '../dist/runtime/index.js';
 import { SPIN_LOG, basicImage, relayImage, type GuestImage } from '../../../test/helpers/guest.js';
 
 /** A queue whose calls record the order they start in. */
@@ -96,13 +96,13 @@ function failed(outcome: CallOutcome): { code: string; message: string } {
 
 /** A runner whose `spinning(n)` resolves once n calls have logged that they spin. */
 function spinRunner(options: ConstructorParameters<typeof ToolRunner>[0]) {
-  const spins: GuestLogEntry[] = [];
+  const spins: GuestReport[] = [];
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   const runner = new ToolRunner({
     ...options,
-    log: (entry) => {
-      if (entry.message !== SPIN_LOG.message) return;
-      spins.push(entry);
+    onReport: (report) => {
+      if (report.kind !== 'log' || report.message !== SPIN_LOG.message) return;
+      spins.push(report);
       for (const w of waiters.filter((w) => spins.length >= w.n)) w.resolve();
     },
   });

@@ -2,7 +2,8 @@
 // written here on the pool's `serveTasks`: results come after a task's messages, a stopped task ends at
 // once and its worker is replaced, a failing task fails alone, a dying worker fails its task only, a
 // script that cannot start is not restarted in a loop, a poll takes in a reply the event loop has not
-// delivered, idle workers above the minimum end, and closing fails what runs.
+// delivered (the pool polls when a task is posted and when the event loop delivers a reply), idle workers
+// above the minimum end, and closing fails what runs.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,20 @@ serveTasks((task, post) => {
   return task.n * 2;
 });
 `;
+
+/**
+ * Blocks the main thread, so that the event loop delivers nothing meanwhile, until the pool's workers
+ * have posted `n` replies in all (the counter they raise after each).
+ */
+function untilReplied(p: WorkerPool<unknown, number>, n: number): void {
+  const replies = (p as unknown as { replies: Int32Array }).replies;
+  const deadline = Date.now() + 10_000;
+  for (let seen = Atomics.load(replies, 0); seen < n; seen = Atomics.load(replies, 0)) {
+    if (Date.now() > deadline) throw new Error(`the workers posted ${seen} of ${n} replies within 10 s`);
+    // Workers raise the counter without notifying it: the wait is bounded so the loop reads it again.
+    Atomics.wait(replies, 0, seen, 5);
+  }
+}
 
 /** A worker script that fails as it loads. */
 const BROKEN = `throw new Error('this worker cannot start');\n`;
@@ -118,10 +133,35 @@ describe('the worker pool', () => {
     // Blocks the main thread until the worker has replied (its counter raised), so only a poll can have it.
     const replies = (p as unknown as { replies: Int32Array }).replies;
     while (Atomics.load(replies, 0) === 0) Atomics.wait(replies, 0, 0, 5);
-    p.poll();
+    (p as unknown as { poll(): void }).poll();
     await Promise.resolve();
     expect(settled).toBe(42);
     await answer;
+  });
+
+  it('takes in the replies already posted when a task is posted, so a worker whose reply is in serves it', async () => {
+    const { p } = pool({ min: 1, max: 1 });
+    let settled: number | undefined;
+    const first = p.run({ n: 21, notes: 0 }, new Stop()).then((r) => (settled = r));
+    untilReplied(p, 1);
+    // The pool's one worker counts as busy until its reply is taken: only a poll lets this task have it.
+    const second = p.run({ n: 2, notes: 0 }, new Stop());
+    await Promise.resolve();
+    expect(settled).toBe(42);
+    expect(await second).toBe(4);
+    await first;
+    expect(p.size).toBe(1);
+  });
+
+  it('takes in, with a reply the event loop delivers, what the other workers have already posted', async () => {
+    const { p, notes } = pool({ min: 2, max: 2 });
+    // Whichever reply the event loop delivers first, the notes seen when it settles: the other task's are
+    // in only if its port was polled then, since each port's messages are delivered in their own turn.
+    const seen: number[] = [];
+    const tasks = [1, 2].map((n) => p.run({ n, notes: 2 }, new Stop()).then(() => seen.push(notes.length)));
+    untilReplied(p, 2);
+    await Promise.all(tasks);
+    expect(seen).toEqual([4, 4]);
   });
 
   it('fails tasks with the error of a worker script that cannot start, without restarting it in a loop', async () => {

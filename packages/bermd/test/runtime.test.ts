@@ -1,7 +1,7 @@
 // The tool runtime end to end: guests compiled from WAT by V8, run on real worker threads.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolRunner, capMemory, RunnerError, type CallOutcome, type GuestLogEntry, type RunnerOptions } from '../dist/runtime/index.js';
+import { ToolRunner, capMemory, RunnerError, type CallOutcome, type GuestReport, type RunnerOptions } from '../dist/runtime/index.js';
 import {
   FAIL_MESSAGE,
   FORECAST_LOG,
@@ -18,19 +18,34 @@ import { stoppedAt } from '../../../test/helpers/timeouts.js';
 
 const MiB = 1024 * 1024;
 
+/** A `berm.log` line as the tests compare it: its report without the kind. */
+type LogLine = Omit<Extract<GuestReport, { kind: 'log' }>, 'kind'>;
+
+function lineOf({ harness, tool, level, message }: Extract<GuestReport, { kind: 'log' }>): LogLine {
+  return { harness, tool, level, message };
+}
+
 interface Recorder {
-  logs: GuestLogEntry[];
+  logs: LogLine[];
   events: Array<{ harness: string; event: string; fields: unknown }>;
 }
 
 function recordingRunner(options: RunnerOptions = {}): { runner: ToolRunner } & Recorder {
-  const logs: GuestLogEntry[] = [];
+  const logs: LogLine[] = [];
   const events: Recorder['events'] = [];
   const runner = new ToolRunner({
     threads: { min: 1, max: 2 },
     ...options,
-    log: (entry) => logs.push(entry),
-    onEvent: (harness, event, fields) => events.push({ harness, event, fields }),
+    onReport: (report) => {
+      switch (report.kind) {
+        case 'log':
+          logs.push(lineOf(report));
+          break;
+        case 'event':
+          events.push({ harness: report.harness, event: report.event, fields: report.fields });
+          break;
+      }
+    },
   });
   return { runner, logs, events };
 }
@@ -219,7 +234,12 @@ describe('limits', () => {
       const started = new Promise<void>((resolve) => (spinning = resolve));
       let settled = false;
       const runaway = r.runner
-        .call('relay', 'spin', {}, { signal: controller.signal, onLog: (l) => l.message === SPIN_LOG.message && spinning() })
+        .call(
+          'relay',
+          'spin',
+          {},
+          { signal: controller.signal, onReport: (report) => report.kind === 'log' && report.message === SPIN_LOG.message && spinning() },
+        )
         .finally(() => (settled = true));
       await started;
       const during = await Promise.all(Array.from({ length: 50 }, (_, i) => r.runner.call('basic', 'echo', { i })));
@@ -372,13 +392,13 @@ describe('berm.emit and berm.log', () => {
   });
   afterAll(() => r.runner.close());
 
-  it('accepts a declared event with matching fields and hands it to onEvent', async () => {
+  it('accepts a declared event with matching fields and hands it to the call’s onReport', async () => {
     const mine: unknown[] = [];
     const outcome = await r.runner.call(
       'relay',
       'emit',
       { event: 'reading', fields: { celsius: 21.5 } },
-      { onEvent: (...a) => mine.push(a) },
+      { onReport: (report) => report.kind === 'event' && mine.push([report.harness, report.event, report.fields]) },
     );
     expect(ok(outcome)).toEqual({ ok: null });
     expect(r.events).toEqual([{ harness: 'relay', event: 'reading', fields: { celsius: 21.5 } }]);
@@ -418,8 +438,9 @@ describe('berm.emit and berm.log', () => {
   });
 
   it('passes log lines to the log callback tagged with harness and tool', async () => {
-    const mine: GuestLogEntry[] = [];
-    expect(ok(await r.runner.call('relay', 'log', { level: 'warn', message: 'low battery' }, { onLog: (l) => mine.push(l) }))).toEqual({
+    const mine: LogLine[] = [];
+    const onReport = (report: GuestReport) => report.kind === 'log' && mine.push(lineOf(report));
+    expect(ok(await r.runner.call('relay', 'log', { level: 'warn', message: 'low battery' }, { onReport }))).toEqual({
       ok: null,
     });
     const entry = { harness: 'relay', tool: 'log', level: 'warn', message: 'low battery' };
@@ -427,6 +448,34 @@ describe('berm.emit and berm.log', () => {
     expect(mine).toEqual([entry]);
     await r.runner.call('relay', 'call', { program: 'relay2', tool: 'log', args: { level: 'debug', message: 'from below' } });
     expect(r.logs.at(-1)).toEqual({ harness: 'relay2', tool: 'log', level: 'debug', message: 'from below' });
+  });
+
+  it('hands a report to the call’s listener when the runner’s throws, and warns of the throw', async () => {
+    const broken = new ToolRunner({
+      threads: 1,
+      onReport: () => {
+        throw new Error('the runner’s listener broke');
+      },
+    });
+    try {
+      await deploy(broken, 'relay', relay);
+      // Only the runner's own warning: another one of the process's may come meanwhile.
+      const warned = new Promise<Error>((resolve) => {
+        const listen = (warning: Error): void => {
+          if (!warning.message.startsWith('a tool runner listener threw')) return;
+          process.off('warning', listen);
+          resolve(warning);
+        };
+        process.on('warning', listen);
+      });
+      const mine: LogLine[] = [];
+      const onReport = (report: GuestReport) => report.kind === 'log' && mine.push(lineOf(report));
+      expect(ok(await broken.call('relay', 'log', { level: 'info', message: 'still here' }, { onReport }))).toEqual({ ok: null });
+      expect(mine).toEqual([{ harness: 'relay', tool: 'log', level: 'info', message: 'still here' }]);
+      expect((await warned).message).toBe('a tool runner listener threw: the runner’s listener broke');
+    } finally {
+      await broken.close();
+    }
   });
 
   it('bounds the bytes of logs and events one call may send', async () => {
@@ -566,7 +615,7 @@ describe('deploy-time checks', () => {
     await deploy(runner, 'relay', relay);
     let spinning!: () => void;
     const started = new Promise<void>((resolve) => (spinning = resolve));
-    const running = runner.call('relay', 'spin', {}, { onLog: () => spinning() });
+    const running = runner.call('relay', 'spin', {}, { onReport: (report) => report.kind === 'log' && spinning() });
     await started;
     await runner.close();
     expect(failed(await running).code).toBe('closed');

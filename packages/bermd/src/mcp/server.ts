@@ -137,15 +137,24 @@ export async function callTool(
   if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
     signal: channel.signal,
-    onEmit: ({ harness, tool: emitter, event, fields }) => {
-      core.logger.info({ harness, tool: emitter, event, fields }, 'event');
-      const message: EventMessage = { level: EVENT_LOG_LEVEL, logger: harness, data: { event, fields, tool: emitter } };
-      if (wantsLog(state, EVENT_LOG_LEVEL)) {
-        channel.notify(message).catch((e: unknown) => {
-          core.logger.debug({ err: e, harness, event }, 'could not send an event to its caller');
-        });
+    onReport: (report) => {
+      switch (report.kind) {
+        case 'event': {
+          const { harness, tool: emitter, event, fields } = report;
+          core.logger.info({ harness, tool: emitter, event, fields }, 'event');
+          const message: EventMessage = { level: EVENT_LOG_LEVEL, logger: harness, data: { event, fields, tool: emitter } };
+          if (wantsLog(state, EVENT_LOG_LEVEL)) {
+            channel.notify(message).catch((e: unknown) => {
+              core.logger.debug({ err: e, harness, event }, 'could not send an event to its caller');
+            });
+          }
+          core.broadcastEvent(message, state);
+          break;
+        }
+        case 'log':
+          // A guest's log lines go to bermd's log only (the runner's onReport, daemon.ts).
+          break;
       }
-      core.broadcastEvent(message, state);
     },
   });
   if ('error' in outcome && outcome.error.code === 'cancelled')

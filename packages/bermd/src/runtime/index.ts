@@ -7,13 +7,9 @@ export {
   DEFAULT_MAX_CONCURRENCY,
   DEFAULT_MAX_QUEUE,
   type RunnerOptions,
-  type CallOptions,
-  type CallOutcome,
-  type Reached,
-  type GuestLogEntry,
-  type EventHandler,
-  type EmittedEvent,
 } from './runner.js';
+export type { CallOptions, CallOutcome, Reached } from './call.js';
+export type { GuestReport } from './worker-messages.js';
 export { PreparedHarness, type HarnessLimits, type HarnessInput } from './deployed.js';
 export { capMemory, capPages, WASM_PAGE_BYTES } from './memory-cap.js';
 export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type CallErrorCode } from './errors.js';

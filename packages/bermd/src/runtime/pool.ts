@@ -17,11 +17,13 @@
  * task posts while it runs (logs, events, host calls) come back on it, then its reply, in that order, so
  * a task's messages are all delivered before its reply settles it.
  *
- * `poll` takes in the replies already posted, without waiting for the event loop to deliver them: under
- * load a task's reply otherwise waits behind the main thread's HTTP work, holding its worker for several
- * times the task's own work, and a worker is what a waiting call needs. So the runner polls when a call
- * comes in and when one's result is in. A shared counter, raised by a worker after each reply, makes a
- * poll with nothing to take one atomic read.
+ * The pool polls its ports: it takes in the replies already posted without waiting for the event loop
+ * to deliver them, because under load a task's reply otherwise waits behind the main thread's HTTP work,
+ * holding its worker for several times the task's own work, and a worker is what a waiting call needs.
+ * It polls when a task is posted (before choosing its worker, so a worker whose reply is in serves it
+ * rather than a new thread) and when the event loop delivers a reply (the others posted meanwhile come
+ * in with it). A shared counter, raised by a worker after each reply, makes a poll with nothing to take
+ * one atomic read.
  */
 import {
   MessageChannel,
@@ -126,6 +128,9 @@ export class WorkerPool<T, R> {
    * result, rejects with its failure, or with `TaskStopped` as soon as `stop` fires while it runs.
    */
   run(task: T, stop: Stop): Promise<R> {
+    // First: what it takes in may free a worker for this task, and runs the messages' handler, which may
+    // stop this task or close the pool (both checked below).
+    this.poll();
     if (this.destroyed) return Promise.reject(new TaskStopped('the worker pool is closed'));
     if (stop.aborted) return Promise.reject(new TaskStopped('the task was stopped before it started'));
     let worker = this.idle.pop();
@@ -158,7 +163,7 @@ export class WorkerPool<T, R> {
   }
 
   /** Takes in, at once, what the workers have posted up to their latest reply (see the header). */
-  poll(): void {
+  private poll(): void {
     const posted = Atomics.load(this.replies, 0);
     if (posted === this.polled) return;
     this.polled = posted;
@@ -193,7 +198,9 @@ export class WorkerPool<T, R> {
     this.workers.add(worker);
     const { thread, port } = worker;
     thread.unref();
-    port.on('message', (message: unknown) => this.receive(worker, message));
+    port.on('message', (message: unknown) => {
+      if (this.receive(worker, message)) this.poll();
+    });
     port.unref();
     // An uncaught error (or an exhausted heap, ERR_WORKER_OUT_OF_MEMORY) comes before the exit.
     thread.on('error', (e: unknown) => {
@@ -217,22 +224,24 @@ export class WorkerPool<T, R> {
     return worker;
   }
 
-  private receive(worker: PoolWorker<R>, message: unknown): void {
+  /** Handles one message of `worker`'s; true when it was the reply that ended a task. */
+  private receive(worker: PoolWorker<R>, message: unknown): boolean {
     if (!isReply(message)) {
       this.options.onMessage(message);
-      return;
+      return false;
     }
     if (message.kind === 'ready') {
       worker.ready = true;
-      return;
+      return false;
     }
     const running = worker.running;
-    if (running === undefined) return;
+    if (running === undefined) return false;
     worker.running = undefined;
     running.stop.removeEventListener('abort', running.onStop);
     this.release(worker);
     if (message.kind === 'result') running.resolve(message.result as R);
     else running.reject(new Error(message.message));
+    return true;
   }
 
   /** Back to the idle workers, or (above `min`, after the idle timeout) ended. */

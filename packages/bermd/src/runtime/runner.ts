@@ -4,8 +4,10 @@
  * Guest code never runs on the main thread: a pool of worker threads (pool.ts) runs each call, and a
  * call that outlives `callTimeoutMs` is stopped, which makes the pool terminate that worker (the only way
  * to stop a guest spinning in a loop) while the other workers keep serving. Which call gets a worker is
- * decided here, fairly between harnesses (fair-queue.ts); the pool is handed only calls that may run.
- * A call's clock starts when it is accepted, so time spent waiting for a worker counts against its limit.
+ * decided in front of the pool, fairly between harnesses (fair-queue.ts); the pool is handed only calls
+ * that may run. The runner checks what a call names and carries, then takes it through its steps (a
+ * `Call`, call.ts). A call's clock starts when it is accepted, so time spent waiting for a worker counts
+ * against its limit.
  *
  * How modules reach the workers: every task carries the `WebAssembly.Module`s it may need (the called
  * harness, plus, when it imports `berm.call`, each deployed program its calls can reach within the depth
@@ -20,40 +22,22 @@ import os from 'node:os';
 import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
-import { DeployedSet, type Entry, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
+import { DeployedSet, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
+import { Call, type CallOptions, type CallOutcome, type Reached } from './call.js';
 import { RunnerError, type CallError } from './errors.js';
-import { FairQueue, type Turn } from './fair-queue.js';
+import { FairQueue } from './fair-queue.js';
 import { WorkerPool } from './pool.js';
 import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
 import { violation } from './schema-issues.js';
-import { type SignalLike, Stop } from './stop.js';
-import type { GuestOutcome, ProgramPayload, Task, TaskResult, WorkerMessage } from './worker-messages.js';
+import type { GuestOutcome, GuestReport, ReportMessage, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout_ms;
 export const DEFAULT_MAX_MEMORY_BYTES = DEFAULT_LIMITS.max_memory_bytes;
 export const DEFAULT_MAX_RESULT_BYTES = DEFAULT_LIMITS.max_result_bytes;
 export const DEFAULT_MAX_CONCURRENCY = DEFAULT_LIMITS.max_concurrency;
 export { DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE };
-
-/** A `berm.log` line, tagged with the harness and tool whose instance wrote it. */
-export interface GuestLogEntry {
-  harness: string;
-  tool: string;
-  level: string;
-  message: string;
-}
-
-export type EventHandler = (harness: string, event: string, fields: unknown) => void;
-
-/** An accepted `berm.emit`, with the tool whose instance emitted it. */
-export interface EmittedEvent {
-  harness: string;
-  tool: string;
-  event: string;
-  fields: unknown;
-}
 
 export interface RunnerOptions {
   /** Wall-clock limit of one call, nested calls included, from the moment the runner accepts it (waiting for a worker included). */
@@ -73,57 +57,10 @@ export interface RunnerOptions {
    * harness at its limit leaves workers for the others; kept even when idle, the limit plus one (or half the cores, if more).
    */
   threads?: number | { min?: number; max?: number };
-  /** Receives every accepted `berm.log`. */
-  log?: (entry: GuestLogEntry) => void;
-  /** Receives every accepted `berm.emit`, with the harness that emitted it. */
-  onEvent?: EventHandler;
+  /** Receives every call's reports: each accepted `berm.log` and `berm.emit`. */
+  onReport?: (report: GuestReport) => void;
   /** Services for the host calls a worker forwards to the main thread (`berm.http.fetch`, ...), by dotted name; a name without one is refused. */
   hostServices?: ReadonlyMap<string, HostService>;
-}
-
-/** What one call ran: the tools (the called one and every nested call that started) and accepted events. */
-export interface Reached {
-  tools: Array<{ harness: string; tool: string }>;
-  events: Array<{ harness: string; event: string }>;
-}
-
-export type CallOutcome = ({ ok: unknown } | { error: CallError }) & { reached: Reached };
-
-export interface CallOptions {
-  /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running): an `AbortSignal`, or a `Stop`. */
-  signal?: SignalLike;
-  /** Called for this call's `berm.log` lines, besides the runner's `log`. */
-  onLog?: (entry: GuestLogEntry) => void;
-  /** Called for this call's events, besides the runner's `onEvent` (e.g. to notify the requesting session). */
-  onEvent?: EventHandler;
-  /** Like `onEvent`, with the tool that emitted the event. */
-  onEmit?: (event: EmittedEvent) => void;
-}
-
-interface CallState {
-  /** The harness the call entered through: its time limit applies, and host services see it as the chain's caller. */
-  entry: Entry;
-  /** The tool called. */
-  tool: string;
-  /** What the task carries, so forwarded host calls are served with the deploys the worker runs. */
-  programs: ProgramPayload[];
-  timer?: NodeJS.Timeout;
-  /** When the call was accepted: its clock. */
-  accepted: number;
-  /** When it got a worker. */
-  started?: number;
-  /** Its place among the calls waiting for, or holding, a worker. */
-  turn?: Turn;
-  /** Stops the call: its time limit, its caller's signal, the runner closing (the pool terminates its worker if it runs). */
-  controller: Stop;
-  timedOut: boolean;
-  cancelled: boolean;
-  /** Its budget of log and event bytes, once spent. */
-  spent?: number;
-  /** The tools its nested calls reached and the events it emitted, by `harness.name`, once there are any. */
-  tools?: Map<string, { harness: string; tool: string }>;
-  events?: Map<string, { harness: string; event: string }>;
-  options: CallOptions;
 }
 
 /** The built worker script's path: next to this module in `dist/`, or, when sources are run directly, in the build. */
@@ -143,13 +80,19 @@ function none(): Reached {
   return { tools: [], events: [] };
 }
 
-function calls(n: number): string {
-  return `${n} call${n === 1 ? '' : 's'}`;
+/** The report without its call's id, which is the runtime's own. */
+function reportOf(message: ReportMessage): GuestReport {
+  switch (message.kind) {
+    case 'log':
+      return { kind: 'log', harness: message.harness, tool: message.tool, level: message.level, message: message.message };
+    case 'event':
+      return { kind: 'event', harness: message.harness, tool: message.tool, event: message.event, fields: message.fields };
+  }
 }
 
-function safely(fn: () => void): void {
+function safely(listener: (report: GuestReport) => void, report: GuestReport): void {
   try {
-    fn();
+    listener(report);
   } catch (e) {
     // A throwing listener must not take a call, or the runner, down with it.
     process.emitWarning(`a tool runner listener threw: ${e instanceof Error ? e.message : String(e)}`);
@@ -168,9 +111,8 @@ export class ToolRunner {
   private readonly pool: WorkerPool<Task, TaskResult>;
   private readonly queue: FairQueue;
   private readonly deployed: DeployedSet;
-  private readonly calls = new Map<number, CallState>();
-  private readonly log?: (entry: GuestLogEntry) => void;
-  private readonly onEvent?: EventHandler;
+  private readonly calls = new Map<number, Call>();
+  private readonly onReport?: (report: GuestReport) => void;
   private readonly hostServices: ReadonlyMap<string, HostService>;
   private nextCallId = 1;
   private closed = false;
@@ -195,8 +137,7 @@ export class ToolRunner {
       maxConcurrency: this.maxConcurrency,
     });
     this.queue = new FairQueue(this.workers, this.maxQueue);
-    this.log = options.log;
-    this.onEvent = options.onEvent;
+    this.onReport = options.onReport;
     this.hostServices = options.hostServices ?? new Map();
     this.pool = new WorkerPool<Task, TaskResult>({
       filename: workerScript(),
@@ -252,185 +193,59 @@ export class ToolRunner {
 
   /** Runs `harness`'s `tool` with `args` (a JSON value; undefined means `{}`). Never rejects: failures are outcomes. */
   async call(harness: string, tool: string, args: unknown, options: CallOptions = {}): Promise<CallOutcome> {
-    // The results already posted free their workers now, for this call or one waiting (pool.ts says why).
-    this.pool.poll();
-    if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none() };
-    const entry = this.deployed.get(harness);
-    if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none() };
-    const check = entry.validators.tools.get(tool);
-    if (check === undefined)
-      return { error: { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` }, reached: none() };
-    const value = args === undefined ? {} : args;
-    let text: string;
-    try {
-      text = JSON.stringify(value);
-    } catch (e) {
-      return {
-        error: { code: 'invalid-arguments', message: `${harness}.${tool}: arguments are not JSON (${(e as Error).message})`, path: '' },
-        reached: none(),
-      };
-    }
-    const problem = violation(check, 'argument', value);
-    if (problem !== undefined) {
-      return {
-        error: { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path },
-        reached: none(),
-      };
-    }
-    if (options.signal?.aborted)
-      return { error: { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` }, reached: none() };
-
-    const label = `${harness}.${tool}`;
-    const callId = this.nextCallId++;
-    const programs = this.deployed.programsFor(entry);
-    const state: CallState = {
-      entry,
-      tool,
-      programs,
-      accepted: performance.now(),
-      controller: new Stop(),
-      timedOut: false,
-      cancelled: false,
-      options,
-    };
-    const task: Task = {
-      callId,
-      tool,
-      args: text,
-      programs,
-      limits: { maxCallDepth: this.maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
-    };
-    // Settled with the task's result, or with undefined when the call stopped before it got a worker.
-    let settle!: (result: TaskResult | undefined) => void;
-    let fail!: (e: unknown) => void;
-    const ran = new Promise<TaskResult | undefined>((resolve, reject) => {
-      settle = resolve;
-      fail = reject;
-    });
-    let turn: Turn | undefined;
-    // The task goes to the pool from whatever gives the call its turn: at once, or from the call that frees
-    // a worker, which hands it on as soon as its own task's result is in (before that call answers), so the
-    // worker does not wait for the freeing call's continuation to run.
-    const start = (): void => {
-      state.started = performance.now();
-      if (state.controller.aborted) {
-        settle(undefined);
-        return;
-      }
-      this.pool.run(task, state.controller).then(
-        (result) => {
-          turn?.leave();
-          settle(result);
-        },
-        (e: unknown) => {
-          turn?.leave();
-          fail(e);
-        },
-      );
-    };
-    this.calls.set(callId, state);
-    turn = this.queue.enter(harness, entry.maxConcurrency, start);
-    if (turn === undefined) {
-      this.calls.delete(callId);
-      return {
-        error: {
-          code: 'busy',
-          message: `bermd is busy: ${this.maxQueue} calls of ${harness} are already waiting for a worker (--max-queue); ${label} did not run`,
-        },
-        reached: none(),
-      };
-    }
-    state.turn = turn;
-    // The clock starts now: a call that waits for a worker spends its own time limit doing so.
-    state.timer = setTimeout(() => {
-      state.timedOut = true;
-      state.controller.abort();
-    }, entry.callTimeoutMs);
-    const onAbort = (): void => {
-      state.cancelled = true;
-      state.controller.abort();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (!turn.started) {
-      const waiting = turn;
-      state.controller.addEventListener('abort', () => {
-        if (!waiting.started) settle(undefined);
-      });
+    const call = this.accept(harness, tool, args, options);
+    if (!(call instanceof Call)) return { error: call, reached: none() };
+    this.calls.set(call.id, call);
+    const ran = call.enter(this.queue, this.pool);
+    if (ran === undefined) {
+      this.calls.delete(call.id);
+      return { error: call.busy(this.maxQueue), reached: none() };
     }
     let outcome: GuestOutcome;
     try {
-      const result = await ran;
-      // Before this call's answer is written: the workers whose results are in are free for waiting calls.
-      this.pool.poll();
-      if (result === undefined) {
-        outcome = { error: this.unstarted(state, label) };
-      } else {
-        outcome = result.outcome;
-      }
+      outcome = call.outcomeOf(await ran);
     } catch (e) {
-      outcome = { error: this.failureOf(e, state, label) };
+      outcome = { error: call.failureOf(e, this.closed) };
     } finally {
-      turn.leave();
-      clearTimeout(state.timer);
-      options.signal?.removeEventListener('abort', onAbort);
-      this.calls.delete(callId);
+      call.end();
+      this.calls.delete(call.id);
     }
-    const reached: Reached = {
-      tools: state.tools === undefined ? [{ harness, tool }] : [{ harness, tool }, ...state.tools.values()],
-      events: state.events === undefined ? [] : [...state.events.values()],
-    };
-    return 'ok' in outcome ? { ok: outcome.ok, reached } : { error: outcome.error, reached };
+    return call.answer(outcome);
   }
 
   /** Stops every worker; calls still running or waiting end with `closed`. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const state of this.calls.values()) if (state.turn?.started === false) state.controller.abort();
+    for (const call of this.calls.values()) if (call.waiting) call.stop.abort();
     await this.pool.destroy();
   }
 
-  /** Why a call that waited for a worker never got one. */
-  private unstarted(state: CallState, label: string): CallError {
-    const waited = Math.round(performance.now() - state.accepted);
-    if (state.timedOut) {
-      const ahead = state.turn?.ahead ?? 0;
-      return {
-        code: 'timeout',
-        message:
-          `${label} waited ${waited} ms for a worker, its whole time limit of ${state.entry.callTimeoutMs} ms, and never ran ` +
-          `(${state.entry.name} runs at most ${calls(state.entry.maxConcurrency)} at once; ${ahead} of its calls were waiting ahead of this one)`,
-      };
+  /** The call, once its harness, its tool and its arguments are found good; else why it is refused. */
+  private accept(harness: string, tool: string, args: unknown, options: CallOptions): Call | CallError {
+    if (this.closed) return { code: 'closed', message: 'the tool runner is closed' };
+    const entry = this.deployed.get(harness);
+    if (entry === undefined) return { code: 'unknown-harness', message: `no harness "${harness}" is deployed` };
+    const check = entry.validators.tools.get(tool);
+    if (check === undefined) return { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` };
+    const value = args === undefined ? {} : args;
+    let text: string;
+    try {
+      text = JSON.stringify(value);
+    } catch (e) {
+      return { code: 'invalid-arguments', message: `${harness}.${tool}: arguments are not JSON (${(e as Error).message})`, path: '' };
     }
-    if (state.cancelled) return { code: 'cancelled', message: `${label} was cancelled while it waited for a worker; it never ran` };
-    return { code: 'closed', message: `the tool runner closed while ${label} waited for a worker; it never ran` };
-  }
-
-  private failureOf(e: unknown, state: CallState, label: string): CallError {
-    if (state.timedOut) {
-      const waited = Math.round((state.started ?? state.accepted) - state.accepted);
-      const queued = waited > 0 ? `, ${waited} ms of it waiting for a worker,` : '';
-      const flood =
-        state.spent === undefined
-          ? ''
-          : `; it had sent its ${state.spent} bytes of logs and events, and went on sending after they were refused`;
-      return {
-        code: 'timeout',
-        message: `${label} did not finish within ${state.entry.callTimeoutMs} ms${queued} and was stopped${flood}`,
-      };
-    }
-    if (state.cancelled) return { code: 'cancelled', message: `${label} was cancelled` };
-    if (this.closed) return { code: 'closed', message: `the tool runner closed while ${label} was running` };
-    const code = (e as { code?: unknown } | null)?.code;
-    if (code === 'ERR_WORKER_OUT_OF_MEMORY') return { code: 'memory-limit', message: `${label} exhausted its worker's heap` };
-    return { code: 'internal', message: `${label} failed in the runtime: ${e instanceof Error ? e.message : String(e)}` };
+    const problem = violation(check, 'argument', value);
+    if (problem !== undefined) return { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path };
+    if (options.signal?.aborted) return { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` };
+    return new Call(this.nextCallId++, entry, tool, text, this.deployed.programsFor(entry), this.maxCallDepth, options);
   }
 
   /** Runs a forwarded host call's service and wakes the waiting worker with its envelope (http-fetch.ts). */
-  private serveHost(state: CallState | undefined, message: Extract<WorkerMessage, { kind: 'host' }>): void {
+  private serveHost(call: Call | undefined, message: Extract<WorkerMessage, { kind: 'host' }>): void {
     const { reply, flag, name } = message;
     const service = this.hostServices.get(name);
-    if (state === undefined || state.controller.aborted) {
+    if (call === undefined || call.stop.aborted) {
       answerWorker(reply, flag, { refused: `${name}: the call has ended` });
       return;
     }
@@ -438,7 +253,7 @@ export class ToolRunner {
       answerWorker(reply, flag, { refused: `${name} is not served by this host` });
       return;
     }
-    const payload = state.programs.find((p) => p.name === message.harness);
+    const payload = call.programs.find((p) => p.name === message.harness);
     const owner = payload === undefined ? undefined : this.deployed.ownerOf(payload);
     let answered: Promise<HostEnvelope>;
     try {
@@ -446,10 +261,10 @@ export class ToolRunner {
         name,
         harness: message.harness,
         tool: message.tool,
-        entry: state.entry.name,
+        entry: call.entry.name,
         context: owner?.context,
         request: message.request,
-        signal: state.controller.signal,
+        signal: call.stop.signal,
       });
     } catch (e) {
       answered = Promise.reject(e);
@@ -461,38 +276,33 @@ export class ToolRunner {
   }
 
   private onWorkerMessage(message: WorkerMessage): void {
-    const state = this.calls.get(message.callId);
+    const call = this.calls.get(message.callId);
     switch (message.kind) {
       case 'host':
-        this.serveHost(state, message);
+        this.serveHost(call, message);
         break;
       case 'spent':
-        if (state !== undefined) state.spent = message.budget;
+        call?.overspent(message.budget);
         break;
-      case 'reach': {
-        if (state === undefined) break;
-        const key = `${message.harness}.${message.tool}`;
-        // The called tool itself is reported first, always (see `call`).
-        if (message.harness === state.entry.name && message.tool === state.tool) break;
-        (state.tools ??= new Map()).set(key, { harness: message.harness, tool: message.tool });
+      case 'reach':
+        call?.reach(message.harness, message.tool);
         break;
-      }
-      case 'log': {
-        const entry: GuestLogEntry = { harness: message.harness, tool: message.tool, level: message.level, message: message.message };
-        if (this.log !== undefined) safely(() => this.log!(entry));
-        if (state?.options.onLog !== undefined) safely(() => state.options.onLog!(entry));
+      case 'log':
+        this.report(call, message);
         break;
-      }
       case 'event':
-        if (state !== undefined)
-          (state.events ??= new Map()).set(`${message.harness}.${message.event}`, { harness: message.harness, event: message.event });
-        if (this.onEvent !== undefined) safely(() => this.onEvent!(message.harness, message.event, message.fields));
-        if (state?.options.onEvent !== undefined) safely(() => state.options.onEvent!(message.harness, message.event, message.fields));
-        if (state?.options.onEmit !== undefined) {
-          const emitted: EmittedEvent = { harness: message.harness, tool: message.tool, event: message.event, fields: message.fields };
-          safely(() => state.options.onEmit!(emitted));
-        }
+        call?.emitted(message.harness, message.event);
+        this.report(call, message);
         break;
     }
+  }
+
+  /** To the runner's listener, then to its call's (a call that has ended has none): one report for both, made only when one listens. */
+  private report(call: Call | undefined, message: ReportMessage): void {
+    const own = call?.options.onReport;
+    if (this.onReport === undefined && own === undefined) return;
+    const report = reportOf(message);
+    if (this.onReport !== undefined) safely(this.onReport, report);
+    if (own !== undefined) safely(own, report);
   }
 }

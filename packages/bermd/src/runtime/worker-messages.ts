@@ -45,12 +45,23 @@ export interface TaskResult {
   outcome: GuestOutcome;
 }
 
+/**
+ * What a worker reports of a call as it runs, besides its result: an accepted `berm.log` line or
+ * `berm.emit` event, with the harness and tool whose instance sent it. The runner hands it to whoever
+ * listens (`onReport`), without the call's id.
+ */
+export type GuestReport =
+  | { kind: 'log'; harness: string; tool: string; level: string; message: string }
+  | { kind: 'event'; harness: string; tool: string; event: string; fields: unknown };
+
+/** A report as it travels, tagged with its call. */
+export type ReportMessage = GuestReport & { callId: number };
+
 /** Posted by a worker to the main thread while a task runs, before its result (the pool's `onMessage`). */
 export type WorkerMessage =
   | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number }
   /** The call's budget of log and event bytes is spent: what it sends from now on is refused. */
   | { callId: number; kind: 'spent'; budget: number }
-  | { callId: number; kind: 'log'; harness: string; tool: string; level: string; message: string }
-  | { callId: number; kind: 'event'; harness: string; tool: string; event: string; fields: unknown }
+  | ReportMessage
   /** A host call the main thread serves (http-fetch.ts): the worker waits on `flag` for the envelope on `reply`. */
   | { callId: number; kind: 'host'; name: string; harness: string; tool: string; request: unknown; reply: MessagePort; flag: Int32Array };

@@ -1,0 +1,253 @@
+/**
+ * `Call`: one call of `ToolRunner.call` once the runner has accepted it (runner.ts checks the name and
+ * the arguments first): its place in its harness's line (fair-queue.ts), its task on a worker (pool.ts),
+ * its clock, the two ways it ends early (its time limit, its caller's signal), what it reached, and the
+ * error that says why it failed. The runner takes it through its steps: `enter`, then, once what it ran
+ * is in, `outcomeOf` or `failureOf`, `end` and `answer`.
+ *
+ * Every `/mcp` `tools/call` goes through here, so a call makes its callbacks (the queue's, the pool's
+ * promise's, the timer's, the signals') in one method, `enter`, whose scope they share, and the strings
+ * and maps of what it reached only once there is something to record.
+ */
+import type { Entry } from './deployed.js';
+import type { CallError } from './errors.js';
+import type { FairQueue, Turn } from './fair-queue.js';
+import type { WorkerPool } from './pool.js';
+import { type SignalLike, Stop } from './stop.js';
+import type { GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
+
+export interface CallOptions {
+  /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running): an `AbortSignal`, or a `Stop`. */
+  signal?: SignalLike;
+  /** Called with this call's reports (its chain's accepted logs and events), after the runner's `onReport` (e.g. to notify the requesting session). */
+  onReport?: (report: GuestReport) => void;
+}
+
+/** What one call ran: the tools (the called one and every nested call that started) and accepted events. */
+export interface Reached {
+  tools: Array<{ harness: string; tool: string }>;
+  events: Array<{ harness: string; event: string }>;
+}
+
+export type CallOutcome = ({ ok: unknown } | { error: CallError }) & { reached: Reached };
+
+/** The options of the caller's `abort` listener, made once rather than with every call that has a signal. */
+const ONCE = { once: true };
+
+function calls(n: number): string {
+  return `${n} call${n === 1 ? '' : 's'}`;
+}
+
+export class Call {
+  /** Tags its task, and the messages the worker posts while the task runs. */
+  readonly id: number;
+  /** The harness the call entered through: its time limit applies, and host services see it as the chain's caller. */
+  readonly entry: Entry;
+  /** The tool called. */
+  readonly tool: string;
+  /** What the task carries, so forwarded host calls are served with the deploys the worker runs. */
+  readonly programs: ProgramPayload[];
+  readonly options: CallOptions;
+  /** Stops the call: its time limit, its caller's signal, the runner closing (the pool terminates its worker if it runs). */
+  readonly stop = new Stop();
+  private readonly task: Task;
+  /** When the call was accepted: its clock. */
+  private readonly accepted = performance.now();
+  /** When it got a worker. */
+  private started?: number;
+  /** Its place among the calls waiting for, or holding, a worker. */
+  private turn?: Turn;
+  private timer?: NodeJS.Timeout;
+  /** Listens to the caller's signal, when there is one. */
+  private onAbort?: () => void;
+  private timedOut = false;
+  private cancelled = false;
+  /** Its budget of log and event bytes, once spent. */
+  private spent?: number;
+  /** The tools its nested calls reached and the events it emitted, by `harness.name`, once there are any. */
+  private tools?: Map<string, { harness: string; tool: string }>;
+  private events?: Map<string, { harness: string; event: string }>;
+  /** Settle what `enter` answers. */
+  private settle!: (result: TaskResult | undefined) => void;
+  private fail!: (e: unknown) => void;
+
+  constructor(
+    id: number,
+    entry: Entry,
+    tool: string,
+    /** The arguments as JSON text, already validated. */
+    args: string,
+    programs: ProgramPayload[],
+    maxCallDepth: number,
+    options: CallOptions,
+  ) {
+    this.id = id;
+    this.entry = entry;
+    this.tool = tool;
+    this.programs = programs;
+    this.options = options;
+    this.task = { callId: id, tool, args, programs, limits: { maxCallDepth, maxResultBytes: entry.bare.maxResultBytes } };
+  }
+
+  /** It waits for a worker (the runner closing stops these; the pool stops the others). */
+  get waiting(): boolean {
+    return this.turn?.started === false;
+  }
+
+  /**
+   * Takes its place in its harness's line: undefined when the line is full (nothing else is done), else
+   * what it ran, settled with its task's result or with undefined when it stopped before it got a worker.
+   * Its clock starts now: a call that waits for a worker spends its own time limit doing so.
+   */
+  enter(queue: FairQueue, pool: WorkerPool<Task, TaskResult>): Promise<TaskResult | undefined> | undefined {
+    const ran = new Promise<TaskResult | undefined>((resolve, reject) => {
+      this.settle = resolve;
+      this.fail = reject;
+    });
+    // The task goes to the pool from whatever gives the call its turn: at once, or from the call that frees
+    // a worker, which hands it on as soon as its own task's result is in (before that call answers), so the
+    // worker does not wait for the freeing call's continuation to run.
+    const turn = queue.enter(this.entry.name, this.entry.maxConcurrency, () => {
+      if (this.begin())
+        pool.run(this.task, this.stop).then(
+          (result) => this.ended(result),
+          (e: unknown) => this.broke(e),
+        );
+    });
+    if (turn === undefined) return undefined;
+    this.turn = turn;
+    this.timer = setTimeout(() => this.expire(), this.entry.callTimeoutMs);
+    const signal = this.options.signal;
+    if (signal !== undefined) {
+      this.onAbort = () => this.cancel();
+      signal.addEventListener('abort', this.onAbort, ONCE);
+    }
+    if (!turn.started) this.stop.addEventListener('abort', () => this.dropped());
+    return ran;
+  }
+
+  /** Gives back its worker or its place in line, stops its clock and stops listening to its caller; once it is answered. */
+  end(): void {
+    this.turn?.leave();
+    clearTimeout(this.timer);
+    if (this.onAbort !== undefined) this.options.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  /** What it ran: the guest's outcome, or why it never got a worker. */
+  outcomeOf(result: TaskResult | undefined): GuestOutcome {
+    return result === undefined ? { error: this.unstarted() } : result.outcome;
+  }
+
+  /** Why its task failed on the way (`closed`: the runner has closed). */
+  failureOf(e: unknown, closed: boolean): CallError {
+    const label = this.label;
+    if (this.timedOut) {
+      const waited = Math.round((this.started ?? this.accepted) - this.accepted);
+      const queued = waited > 0 ? `, ${waited} ms of it waiting for a worker,` : '';
+      const flood =
+        this.spent === undefined
+          ? ''
+          : `; it had sent its ${this.spent} bytes of logs and events, and went on sending after they were refused`;
+      return {
+        code: 'timeout',
+        message: `${label} did not finish within ${this.entry.callTimeoutMs} ms${queued} and was stopped${flood}`,
+      };
+    }
+    if (this.cancelled) return { code: 'cancelled', message: `${label} was cancelled` };
+    if (closed) return { code: 'closed', message: `the tool runner closed while ${label} was running` };
+    const code = (e as { code?: unknown } | null)?.code;
+    if (code === 'ERR_WORKER_OUT_OF_MEMORY') return { code: 'memory-limit', message: `${label} exhausted its worker's heap` };
+    return { code: 'internal', message: `${label} failed in the runtime: ${e instanceof Error ? e.message : String(e)}` };
+  }
+
+  /** The answer: its outcome, with the tools and events it reached (the called tool first). */
+  answer(outcome: GuestOutcome): CallOutcome {
+    const called = { harness: this.entry.name, tool: this.tool };
+    const reached: Reached = {
+      tools: this.tools === undefined ? [called] : [called, ...this.tools.values()],
+      events: this.events === undefined ? [] : [...this.events.values()],
+    };
+    return 'ok' in outcome ? { ok: outcome.ok, reached } : { error: outcome.error, reached };
+  }
+
+  /** Why it was refused when its harness's line was full. */
+  busy(maxQueue: number): CallError {
+    return {
+      code: 'busy',
+      message: `bermd is busy: ${maxQueue} calls of ${this.entry.name} are already waiting for a worker (--max-queue); ${this.label} did not run`,
+    };
+  }
+
+  /** A nested call reached `harness.tool`. */
+  reach(harness: string, tool: string): void {
+    // The called tool is always the first reached (`answer`).
+    if (harness === this.entry.name && tool === this.tool) return;
+    (this.tools ??= new Map()).set(`${harness}.${tool}`, { harness, tool });
+  }
+
+  /** Its chain emitted `harness`'s `event`, accepted. */
+  emitted(harness: string, event: string): void {
+    (this.events ??= new Map()).set(`${harness}.${event}`, { harness, event });
+  }
+
+  /** It has sent its `budget` of log and event bytes: what it sends from now on is refused. */
+  overspent(budget: number): void {
+    this.spent = budget;
+  }
+
+  /** Made only for an error message, not with every call. */
+  private get label(): string {
+    return `${this.entry.name}.${this.tool}`;
+  }
+
+  /** Its turn has come: false (and it is settled) when it stopped meanwhile. */
+  private begin(): boolean {
+    this.started = performance.now();
+    if (!this.stop.aborted) return true;
+    this.settle(undefined);
+    return false;
+  }
+
+  /** Its task's result is in: its worker goes at once to the next call waiting. */
+  private ended(result: TaskResult): void {
+    this.turn?.leave();
+    this.settle(result);
+  }
+
+  private broke(e: unknown): void {
+    this.turn?.leave();
+    this.fail(e);
+  }
+
+  private expire(): void {
+    this.timedOut = true;
+    this.stop.abort();
+  }
+
+  private cancel(): void {
+    this.cancelled = true;
+    this.stop.abort();
+  }
+
+  /** Stopped while it waited for a worker: it never runs. */
+  private dropped(): void {
+    if (!this.turn!.started) this.settle(undefined);
+  }
+
+  /** Why a call that waited for a worker never got one. */
+  private unstarted(): CallError {
+    const label = this.label;
+    const waited = Math.round(performance.now() - this.accepted);
+    if (this.timedOut) {
+      const ahead = this.turn?.ahead ?? 0;
+      return {
+        code: 'timeout',
+        message:
+          `${label} waited ${waited} ms for a worker, its whole time limit of ${this.entry.callTimeoutMs} ms, and never ran ` +
+          `(${this.entry.name} runs at most ${calls(this.entry.maxConcurrency)} at once; ${ahead} of its calls were waiting ahead of this one)`,
+      };
+    }
+    if (this.cancelled) return { code: 'cancelled', message: `${label} was cancelled while it waited for a worker; it never ran` };
+    return { code: 'closed', message: `the tool runner closed while ${label} waited for a worker; it never ran` };
+  }
+}
