@@ -41,7 +41,11 @@ export async function main(argv: string[]): Promise<void> {
   const fault = process.env[FAULT_ENV];
   if (fault !== undefined && fault !== '') {
     try {
-      logger.warn({ step: armFault(fault) }, `${FAULT_ENV} is set: bermd will kill itself at this step (a test seam)`);
+      const { step, kind } = armFault(fault);
+      logger.warn(
+        { step, kind },
+        `${FAULT_ENV} is set: bermd will ${kind === 'throw' ? 'fail with an error' : 'kill itself'} at this step (a test seam)`,
+      );
     } catch (e) {
       process.stderr.write(`bermd: ${(e as Error).message}\n`);
       process.exitCode = 2;
