@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { isLoopbackAddress } from './app/index.js';
 import { createDaemon, type Daemon } from './daemon.js';
-import { reasonOf, storeLocation, storePassword } from './deploy/index.js';
+import { reasonOf, storeLocation, storePasswords } from './deploy/index.js';
 import { isBermdError } from './errors.js';
 import { armFault, FAULT_ENV } from './faults.js';
 import { migrateStore } from './migrate-store.js';
@@ -33,8 +33,7 @@ export async function main(argv: string[]): Promise<void> {
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
   // With secrets held (the store's password among them), every log line passes a last check for their
   // values before it is written; with a secrets file, the values SIGHUP reads later included.
-  const password = options.store === undefined ? undefined : storePassword(options.store);
-  if (password !== undefined) options.secrets.hide('store password', password);
+  for (const password of options.store === undefined ? [] : storePasswords(options.store)) options.secrets.hide('store password', password);
   const logger = stderrLogger(options.logLevel, options.secrets);
 
   // The crash tests' seam (faults.ts), armed from the environment only.

@@ -50,7 +50,7 @@ export {
   isPostgresUrl,
   reasonOf,
   storeLocation,
-  storePassword,
+  storePasswords,
 } from './postgres-store.js';
 export { SCHEMA_VERSION, LOCK_CLASS } from './postgres-schema.js';
 export { moveStore, type MovedHarness } from './move-store.js';

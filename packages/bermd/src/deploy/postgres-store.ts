@@ -29,6 +29,7 @@
 import { Manifest } from '@berm/manifest';
 import { ApiError, isHarnessName } from '@berm/protocol';
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import type { Logger } from 'pino';
 import { BermdError } from '../errors.js';
 import { reached } from '../faults.js';
@@ -73,16 +74,32 @@ export function storeLocation(url: string): string {
   }
 }
 
-/** The password the connection string holds, if any: what the log must never show. */
-export function storePassword(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    const fromQuery = u.searchParams.get('password');
-    if (u.password !== '') return decodeURIComponent(u.password);
-    return fromQuery ?? undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * The password the connection string holds, in every form the log could show it: as written, as the
+ * URL reads it, percent-decoded, and as node-postgres' own parser reads it (what it sends the server).
+ * They differ when the text is not valid percent-encoding (`pa%zz`): decodeURIComponent throws on it,
+ * while pg-connection-string re-encodes the whole string first and sends `pa%zz` as written. Empty
+ * when the URL holds none.
+ */
+export function storePasswords(url: string): string[] {
+  const found = new Set<string>();
+  const add = (read: () => string | null | undefined): void => {
+    try {
+      const value = read();
+      if (typeof value === 'string' && value !== '') found.add(value);
+    } catch {
+      // A form that does not read is not what anything sends or shows.
+    }
+  };
+  // The authority ends at the first `/`, `?` or `#`, its user information at its last `@`.
+  const written = /^[^:]*:\/\/[^:/?#@]*:([^/?#]*)@/.exec(url)?.[1];
+  add(() => written);
+  add(() => decodeURIComponent(written ?? ''));
+  add(() => new URL(url).password);
+  add(() => decodeURIComponent(new URL(url).password));
+  add(() => new URL(url).searchParams.get('password'));
+  add(() => parseConnectionString(url).password);
+  return [...found];
 }
 
 const NETWORK_CODES = new Set([
