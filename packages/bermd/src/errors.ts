@@ -9,9 +9,15 @@ export { ERROR_STATUS };
 export type BermdErrorCode = ErrorCode;
 
 export class BermdError extends ApiError {
-  constructor(code: BermdErrorCode, message: string, details: Record<string, unknown> = {}) {
+  /**
+   * `options.cause` is the error this one answers for (`Error`'s own `cause`): never sent, as `toBody`
+   * sends the code, the message and the details, and logged with its stack (pino's `err` serializer
+   * follows causes), so a 500's log line says what failed.
+   */
+  constructor(code: BermdErrorCode, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
     super(code, message, details);
     this.name = 'BermdError';
+    if (options !== undefined && 'cause' in options) this.cause = options.cause;
   }
 
   /** The same error as bermd raises it, for one the protocol's readers threw. */

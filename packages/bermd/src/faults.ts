@@ -6,6 +6,10 @@
  * store promises. The `store-` and `undeploy-image-` steps are the directory store's, the `pg-` steps the
  * PostgreSQL store's; `deploy-` and `usage-` steps are the registry's, reached whatever the store.
  *
+ * `BERMD_FAULT_AT=STEP:throw` throws an `InjectedFault` at STEP instead, every time it is reached: a
+ * failure of bermd's own in the middle of an operation, which the process survives, for the tests of
+ * what it answers and logs then.
+ *
  * Only `main` arms it, from the environment it was started with: nothing a request carries can reach
  * it. Unarmed (every real run), a step is one comparison.
  */
@@ -45,18 +49,43 @@ export type FaultStep = (typeof FAULT_STEPS)[number];
 /** The environment variable that arms the seam. */
 export const FAULT_ENV = 'BERMD_FAULT_AT';
 
-let armed: FaultStep | undefined;
+/** What the seam does at its step: kill the process (the default), or throw. */
+export type FaultKind = 'kill' | 'throw';
 
-/** Arms the seam at `step`; throws (and arms nothing) when `step` is not one of FAULT_STEPS, so a misspelt step never passes a test by never firing. */
-export function armFault(step: string): FaultStep {
-  if (!(FAULT_STEPS as readonly string[]).includes(step)) {
-    throw new Error(`${FAULT_ENV}=${step} names no step; the steps are ${FAULT_STEPS.join(', ')}`);
+export interface Fault {
+  step: FaultStep;
+  kind: FaultKind;
+}
+
+/** The error a `STEP:throw` fault throws, named so a test tells it from any other failure. */
+export class InjectedFault extends Error {
+  constructor(step: FaultStep) {
+    super(`a fault injected at ${step} (${FAULT_ENV}=${step}:throw)`);
+    this.name = 'InjectedFault';
   }
-  armed = step as FaultStep;
+}
+
+let armed: Fault | undefined;
+
+/**
+ * Arms the seam as `spec` says (`STEP` or `STEP:throw`); throws (and arms nothing) when its step is not
+ * one of FAULT_STEPS or its kind is not `throw`, so a misspelt step never passes a test by never firing.
+ */
+export function armFault(spec: string): Fault {
+  const [step, kind, ...rest] = spec.split(':');
+  if (!(FAULT_STEPS as readonly string[]).includes(step!)) {
+    throw new Error(`${FAULT_ENV}=${spec} names no step; the steps are ${FAULT_STEPS.join(', ')}`);
+  }
+  if ((kind !== undefined && kind !== 'throw') || rest.length > 0) {
+    throw new Error(`${FAULT_ENV}=${spec}: after the step, only :throw may follow (kill the process is the default)`);
+  }
+  armed = { step: step as FaultStep, kind: kind === 'throw' ? 'throw' : 'kill' };
   return armed;
 }
 
-/** Kills this process, at once and without cleanup, when the seam is armed at `step`. */
+/** Kills this process, at once and without cleanup (or throws, armed so), when the seam is armed at `step`. */
 export function reached(step: FaultStep): void {
-  if (armed === step) process.kill(process.pid, 'SIGKILL');
+  if (armed?.step !== step) return;
+  if (armed.kind === 'throw') throw new InjectedFault(step);
+  process.kill(process.pid, 'SIGKILL');
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { isLoopbackAddress } from './app/index.js';
 import { createDaemon, type Daemon } from './daemon.js';
-import { reasonOf, storeLocation, storePassword } from './deploy/index.js';
+import { reasonOf, storeLocation, storePasswords } from './deploy/index.js';
 import { isBermdError } from './errors.js';
 import { armFault, FAULT_ENV } from './faults.js';
 import { migrateStore } from './migrate-store.js';
@@ -33,15 +33,18 @@ export async function main(argv: string[]): Promise<void> {
   // stdout carries exactly one line, the listening address; the structured log goes to stderr.
   // With secrets held (the store's password among them), every log line passes a last check for their
   // values before it is written; with a secrets file, the values SIGHUP reads later included.
-  const password = options.store === undefined ? undefined : storePassword(options.store);
-  if (password !== undefined) options.secrets.hide('store password', password);
+  for (const password of options.store === undefined ? [] : storePasswords(options.store)) options.secrets.hide('store password', password);
   const logger = stderrLogger(options.logLevel, options.secrets);
 
   // The crash tests' seam (faults.ts), armed from the environment only.
   const fault = process.env[FAULT_ENV];
   if (fault !== undefined && fault !== '') {
     try {
-      logger.warn({ step: armFault(fault) }, `${FAULT_ENV} is set: bermd will kill itself at this step (a test seam)`);
+      const { step, kind } = armFault(fault);
+      logger.warn(
+        { step, kind },
+        `${FAULT_ENV} is set: bermd will ${kind === 'throw' ? 'fail with an error' : 'kill itself'} at this step (a test seam)`,
+      );
     } catch (e) {
       process.stderr.write(`bermd: ${(e as Error).message}\n`);
       process.exitCode = 2;

@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DirectoryStore, moveStore, PostgresStore, reasonOf, storeLocation, storePassword, type MovedHarness } from './deploy/index.js';
+import { DirectoryStore, moveStore, PostgresStore, reasonOf, storeLocation, storePasswords, type MovedHarness } from './deploy/index.js';
 import { isBermdError } from './errors.js';
 import { Secrets } from './egress/index.js';
 import { stderrLogger } from './log.js';
@@ -32,8 +32,8 @@ export async function migrateStore(argv: string[]): Promise<void> {
     process.stdout.write(`${MIGRATE_USAGE}\n`);
     return;
   }
-  const password = storePassword(options.to);
-  const hiding = password === undefined ? Secrets.none() : Secrets.none().hide('store password', password);
+  const hiding = Secrets.none();
+  for (const password of storePasswords(options.to)) hiding.hide('store password', password);
   const logger = stderrLogger('warn', hiding);
   const fail = (message: string, code: number): void => {
     process.stderr.write(`bermd migrate-store: ${hiding.redact(message)}\n`);

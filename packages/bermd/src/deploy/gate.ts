@@ -17,7 +17,10 @@ export type { GatedBreak, HarnessUsage };
 /** How far back a use still protects a tool or event: 30 days, as the design notes set it. */
 export const DEFAULT_BREAKS_WINDOW_MS = 30 * DAY_MS;
 
-/** When each tool ran and each event was emitted last, by name (ISO 8601). */
+/**
+ * When each tool ran and each event was emitted last, by name, in `Date.toISOString()`'s form: what
+ * `Registry.recordUse` makes, and what every store's reading gives (store-codec.ts, `decodeUseTime`).
+ */
 export interface UsageRecord {
   tools: Record<string, string>;
   events: Record<string, string>;
@@ -27,7 +30,11 @@ export function emptyUsage(): UsageRecord {
   return { tools: {}, events: {} };
 }
 
-/** The later of two uses (ISO 8601 in UTC, so they compare as text); null when neither happened. */
+/**
+ * The later of two uses; null when neither happened. Compared as text, which orders them in time because
+ * both have `Date.toISOString()`'s form (years 0000 to 9999, milliseconds, `Z`): a time from outside
+ * reaches a `UsageRecord` only through `decodeUseTime`, which gives that form or nothing.
+ */
 export function laterUse(a: string | null | undefined, b: string | null | undefined): string | null {
   if (a === null || a === undefined) return b ?? null;
   if (b === null || b === undefined) return a;

@@ -44,12 +44,13 @@ export {
 } from './gate.js';
 export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './store.js';
 export { DirectoryStore } from './directory-store.js';
+export { decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 export {
   PostgresStore,
   isPostgresUrl,
   reasonOf,
   storeLocation,
-  storePassword,
+  storePasswords,
 } from './postgres-store.js';
 export { SCHEMA_VERSION, LOCK_CLASS } from './postgres-schema.js';
 export { moveStore, type MovedHarness } from './move-store.js';

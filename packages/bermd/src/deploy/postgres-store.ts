@@ -13,9 +13,14 @@
  * commit). Each replica listens on a connection of its own, outside the pool, and reconnects when it is
  * lost; on every (re)connection the registry compares its whole set with the store, for what it missed.
  *
+ * A notification says what changed, never the data: `{"name": NAME, "what": "harness" | "usage"}`. Any
+ * role that can connect may `NOTIFY` on the channel without a right on bermd's tables, so what a replica
+ * takes in is read from the tables (the source of truth), never from a payload: a message that does not
+ * name a harness and a change is ignored, and one that does costs one read of that harness's row.
+ *
  * Usage is merged in SQL, `GREATEST` per tool and event, so replicas writing their own uses of a name
- * lose none of each other's; the notification of a usage write carries the uses, so the other replicas
- * take them in without a query (unless they would not fit in a notification).
+ * lose none of each other's. Use times are read through the codec's `decodeUseTime`, as the directory
+ * store's are: a stored time later than this machine's clock allows is no use, and a write replaces it.
  *
  * A database out of reach answers `store-unavailable` (503) to what needs it; the pool and the
  * listening connection never end the process. The connection string's password is never logged: the
@@ -24,6 +29,7 @@
 import { Manifest } from '@berm/manifest';
 import { ApiError, isHarnessName } from '@berm/protocol';
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import type { Logger } from 'pino';
 import { BermdError } from '../errors.js';
 import { reached } from '../faults.js';
@@ -31,7 +37,7 @@ import { digestOf } from './checks.js';
 import { emptyUsage, type UsageRecord } from './gate.js';
 import { CHANNEL, inTransaction, LOCK_CLASS, migrate } from './postgres-schema.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
-import { decodeBindings } from './store-codec.js';
+import { decodeBindings, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 
 /** How long getting a connection may take before what needed it is answered `store-unavailable`. */
 const CONNECT_TIMEOUT_MS = 5000;
@@ -42,8 +48,6 @@ const POOL_SIZE = 8;
 /** The listening connection's retries: from the first delay, doubling, to the last. */
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_LAST_MS = 5000;
-/** A notification's payload must stay under 8000 bytes; uses that would not fit are read by the receivers instead. */
-const PAYLOAD_LIMIT = 7500;
 /** While waiting for the database at start: the first retry's delay, doubling to the last. */
 const WAIT_FIRST_MS = 250;
 const WAIT_LAST_MS = 2000;
@@ -70,16 +74,32 @@ export function storeLocation(url: string): string {
   }
 }
 
-/** The password the connection string holds, if any: what the log must never show. */
-export function storePassword(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    const fromQuery = u.searchParams.get('password');
-    if (u.password !== '') return decodeURIComponent(u.password);
-    return fromQuery ?? undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * The password the connection string holds, in every form the log could show it: as written, as the
+ * URL reads it, percent-decoded, and as node-postgres' own parser reads it (what it sends the server).
+ * They differ when the text is not valid percent-encoding (`pa%zz`): decodeURIComponent throws on it,
+ * while pg-connection-string re-encodes the whole string first and sends `pa%zz` as written. Empty
+ * when the URL holds none.
+ */
+export function storePasswords(url: string): string[] {
+  const found = new Set<string>();
+  const add = (read: () => string | null | undefined): void => {
+    try {
+      const value = read();
+      if (typeof value === 'string' && value !== '') found.add(value);
+    } catch {
+      // A form that does not read is not what anything sends or shows.
+    }
+  };
+  // The authority ends at the first `/`, `?` or `#`, its user information at its last `@`.
+  const written = /^[^:]*:\/\/[^:/?#@]*:([^/?#]*)@/.exec(url)?.[1];
+  add(() => written);
+  add(() => decodeURIComponent(written ?? ''));
+  add(() => new URL(url).password);
+  add(() => decodeURIComponent(new URL(url).password));
+  add(() => new URL(url).searchParams.get('password'));
+  add(() => parseConnectionString(url).password);
+  return [...found];
 }
 
 const NETWORK_CODES = new Set([
@@ -147,19 +167,27 @@ const SAVE = `
 
 /**
  * Uses merged into a stored name's, the later time winning; nothing when the name is not stored (an
- * undeploy won). A usage write notifies the replicas; a deploy's does not, as its own notification
- * makes them read the whole row.
+ * undeploy won). A stored time after `$6` (this machine's clock plus USE_CLOCK_SKEW_MS) is no use, as
+ * reading it says (`decodeUseTime`): the write replaces it rather than keeping it forever. A usage write
+ * notifies the replicas; a deploy's does not, as its own notification makes them read the whole row.
  */
 function mergeUsageSql(notify: boolean): string {
   return `
   WITH h AS (
-    UPDATE berm_harness SET last_used_at = GREATEST(last_used_at, $2::timestamptz) WHERE name = $1 RETURNING name
+    UPDATE berm_harness SET last_used_at = GREATEST(CASE WHEN last_used_at <= $6::timestamptz THEN last_used_at END, $2::timestamptz)
+    WHERE name = $1 RETURNING name
   ), u AS (
     INSERT INTO berm_usage (harness, kind, item, used_at)
     SELECT h.name, x.kind, x.item, x.used_at FROM h, unnest($3::text[], $4::text[], $5::timestamptz[]) AS x (kind, item, used_at)
-    ON CONFLICT (harness, kind, item) DO UPDATE SET used_at = GREATEST(berm_usage.used_at, excluded.used_at)
+    ON CONFLICT (harness, kind, item) DO UPDATE
+      SET used_at = GREATEST(CASE WHEN berm_usage.used_at <= $6::timestamptz THEN berm_usage.used_at END, excluded.used_at)
   )
-  ${notify ? 'SELECT pg_notify($6, $7) FROM h' : 'SELECT count(*) FROM h'}`;
+  ${notify ? 'SELECT pg_notify($7, $8) FROM h' : 'SELECT count(*) FROM h'}`;
+}
+
+/** The latest use time a store may hold, for `$6` of the merge. */
+function latestUse(): string {
+  return new Date(Date.now() + USE_CLOCK_SKEW_MS).toISOString();
 }
 const MERGE_USAGE = mergeUsageSql(true);
 const MERGE_USAGE_QUIETLY = mergeUsageSql(false);
@@ -259,13 +287,14 @@ export class PostgresStore implements HarnessStore {
     if (row === undefined) return null;
     const used = emptyUsage();
     const uses = await this.query<UseRow>('SELECT kind, item, used_at FROM berm_usage WHERE harness = $1', [name]);
-    for (const use of uses.rows) addUse(used, use);
+    const now = Date.now();
+    for (const use of uses.rows) addUse(used, use, now);
     const digest = digestOf(row.image);
     const meta: HarnessMeta = {
       name,
       digest,
       deployed_at: row.deployed_at.toISOString(),
-      last_used_at: row.last_used_at?.toISOString() ?? null,
+      last_used_at: decodeUseTime(row.last_used_at, now),
       used,
     };
     let repaired = false;
@@ -329,7 +358,7 @@ export class PostgresStore implements HarnessStore {
               meta.deployed_at,
               meta.last_used_at,
             ]);
-            await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used)]);
+            await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used), latestUse()]);
             await client.query('SELECT pg_notify($1, $2)', [CHANNEL, payload(name, 'harness')]);
             reached('pg-deploy-written');
             wrote = 'deploy';
@@ -358,8 +387,7 @@ export class PostgresStore implements HarnessStore {
   async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {
     const arrays = usageArrays(used);
     if (lastUsedAt === null && arrays[0].length === 0) return;
-    const full = payload(name, 'usage', { used, last_used_at: lastUsedAt });
-    await this.query(MERGE_USAGE, [name, lastUsedAt, ...arrays, CHANNEL, full.length <= PAYLOAD_LIMIT ? full : payload(name, 'usage')]);
+    await this.query(MERGE_USAGE, [name, lastUsedAt, ...arrays, latestUse(), CHANNEL, payload(name, 'usage')]);
   }
 
   watch(watcher: StoreWatcher): () => void {
@@ -432,19 +460,18 @@ export class PostgresStore implements HarnessStore {
     await this.pool.end();
   }
 
+  /** What a notification names, and nothing else of it: the payload is anyone's who can connect (see the header). */
   private notified(text: string | undefined, watcher: StoreWatcher): void {
-    let message: { name?: unknown; what?: unknown; used?: UsageRecord; last_used_at?: string | null };
+    let message: unknown;
     try {
-      message = JSON.parse(text ?? '') as typeof message;
+      message = JSON.parse(text ?? '');
     } catch {
       return;
     }
-    if (typeof message.name !== 'string' || !isHarnessName(message.name)) return;
-    if (message.what === 'harness') watcher.harnessChanged(message.name);
-    else if (message.what === 'usage') {
-      const usage = readUsage(message);
-      watcher.usageChanged(message.name, usage);
-    }
+    const { name, what } = (typeof message === 'object' && message !== null ? message : {}) as { name?: unknown; what?: unknown };
+    if (typeof name !== 'string' || !isHarnessName(name)) return;
+    if (what === 'harness') watcher.harnessChanged(name);
+    else if (what === 'usage') watcher.usageChanged(name);
   }
 
   private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
@@ -465,6 +492,7 @@ export class PostgresStore implements HarnessStore {
 /** Rows grouped by name; a name outside the rule (a row someone added by hand) is not a harness. */
 function headsOf(rows: HeadRow[]): StoredHead[] {
   const heads = new Map<string, StoredHead>();
+  const now = Date.now();
   for (const row of rows) {
     if (!isHarnessName(row.name)) continue;
     let head = heads.get(row.name);
@@ -473,22 +501,22 @@ function headsOf(rows: HeadRow[]): StoredHead[] {
         name: row.name,
         digest: row.digest,
         revision: row.revision,
-        last_used_at: row.last_used_at?.toISOString() ?? null,
+        last_used_at: decodeUseTime(row.last_used_at, now),
         used: emptyUsage(),
       };
       heads.set(row.name, head);
     }
-    addUse(head.used, row);
+    addUse(head.used, row, now);
   }
   return [...heads.values()];
 }
 
 type UseRow = Pick<HeadRow, 'kind' | 'item' | 'used_at'>;
 
-/** Adds a `berm_usage` row (or the join's empty side, which adds nothing) to `used`. */
-function addUse(used: UsageRecord, row: UseRow): void {
-  if (row.kind !== null && row.item !== null && row.used_at !== null)
-    (row.kind === 'tool' ? used.tools : used.events)[row.item] = row.used_at.toISOString();
+/** Adds a `berm_usage` row (or the join's empty side, which adds nothing) to `used`, if its time is one (`decodeUseTime`). */
+function addUse(used: UsageRecord, row: UseRow, now: number): void {
+  const at = decodeUseTime(row.used_at, now);
+  if (row.kind !== null && row.item !== null && at !== null) (row.kind === 'tool' ? used.tools : used.events)[row.item] = at;
 }
 
 /** A usage record as the three parallel arrays `unnest` takes. */
@@ -509,20 +537,7 @@ function usageArrays(used: UsageRecord): [string[], string[], string[]] {
   return [kinds, items, times];
 }
 
-function payload(name: string, what: 'harness' | 'usage', usage?: { used: UsageRecord; last_used_at: string | null }): string {
-  return JSON.stringify({ name, what, ...usage });
-}
-
-/** The uses a notification carries, kept only when well-formed (anything on the channel is read, not trusted). */
-function readUsage(message: { used?: unknown; last_used_at?: unknown }): { used: UsageRecord; last_used_at: string | null } | undefined {
-  const used = message.used as { tools?: unknown; events?: unknown } | undefined;
-  if (typeof used !== 'object' || used === null) return undefined;
-  const times = (value: unknown): Record<string, string> => {
-    const out: Record<string, string> = {};
-    if (typeof value !== 'object' || value === null) return out;
-    for (const [key, at] of Object.entries(value)) if (typeof at === 'string' && !Number.isNaN(Date.parse(at))) out[key] = at;
-    return out;
-  };
-  const last = typeof message.last_used_at === 'string' && !Number.isNaN(Date.parse(message.last_used_at)) ? message.last_used_at : null;
-  return { used: { tools: times(used.tools), events: times(used.events) }, last_used_at: last };
+/** A notification: which harness, and whether its row or its uses changed; the receivers read the rest. */
+function payload(name: string, what: 'harness' | 'usage'): string {
+  return JSON.stringify({ name, what });
 }

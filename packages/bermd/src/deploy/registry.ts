@@ -387,14 +387,23 @@ export class Registry {
       },
       true,
     ).catch((e: unknown) => {
-      // Uses stay in memory (the gate here still sees them) and are written once the store answers.
+      // Either way the uses stay in memory, where the gate here still sees them.
       const first = !this.usageUnwritten.has(name);
       this.usageUnwritten.add(name);
-      this.logger[first ? 'warn' : 'debug'](
-        { harness: name, code: (e as BermdError).code, err: (e as Error).message },
-        'could not write usage; kept, and tried again',
+      const code = e instanceof BermdError ? e.code : ((e as { code?: unknown } | null)?.code ?? 'internal');
+      const reason = e instanceof Error ? e.message : String(e);
+      if (code === 'store-unavailable') {
+        // Written once the store answers again.
+        this.logger[first ? 'warn' : 'debug']({ harness: name, code, err: reason }, 'could not write usage; kept, and tried again');
+        this.scheduleUsage(name);
+        return;
+      }
+      // The store answered and refused the write: the same rows would be refused every few seconds,
+      // forever. They go with the write the next use of the name makes, or the one at close.
+      this.logger[first ? 'error' : 'debug'](
+        { harness: name, code, err: reason },
+        'could not write usage, the store refused it; kept, and written with the next use',
       );
-      this.scheduleUsage(name);
     });
   }
 
@@ -515,11 +524,9 @@ export class Registry {
     if (this.store.watch === undefined) return;
     this.stopWatching = this.store.watch({
       harnessChanged: (name) => void this.follow(name),
-      usageChanged: (name, usage) => {
-        const held = this.harnesses.get(name);
-        if (held === undefined) return;
-        if (usage !== undefined) takeUsage(held, usage);
-        else void this.follow(name);
+      // Read from the store (follow reads the head, its uses included), whoever sent the notification.
+      usageChanged: (name) => {
+        if (this.harnesses.has(name)) void this.follow(name);
       },
       resync: () => void this.reconcile(),
     });
@@ -535,7 +542,9 @@ export class Registry {
     this.closing = true;
     this.stopWatching?.();
     clearInterval(this.reconcileTimer);
-    await Promise.all([...this.unsavedUse.keys()].map((name) => this.saveUse(name)));
+    // Names whose last write was refused get one more try.
+    const unwritten = new Set([...this.unsavedUse.keys(), ...this.usageUnwritten]);
+    await Promise.all([...unwritten].map((name) => this.saveUse(name)));
     await this.reconciling;
     await this.queue.drain();
     await this.store.close();

@@ -73,8 +73,8 @@ export interface StoreTransaction {
 export interface StoreWatcher {
   /** `name` was deployed or undeployed, maybe by this process: its revision tells. */
   harnessChanged(name: string): void;
-  /** Uses of `name` were written, with them when they are known (else the store has them). */
-  usageChanged(name: string, usage?: { used: UsageRecord; last_used_at: string | null }): void;
+  /** Uses of `name` were written, maybe by this process: the store has them (a notification never carries them). */
+  usageChanged(name: string): void;
   /** Changes may have been missed (watching started, or the store was out of reach): look at every name again. */
   resync(): void;
 }
