@@ -1,7 +1,8 @@
 // bermd replicas sharing one PostgreSQL database: real processes, real HTTP, the MCP SDK's client. A
 // deploy through one is served by the others, an undeploy reaches them all, a use on one protects a
 // tool from a breaking redeploy through another, deploys of one name through two replicas serialise,
-// and a replica killed in the middle of a deploy leaves the old harness or the new one everywhere.
+// and a replica killed in the middle of a deploy leaves the old harness or the new one everywhere. The
+// replicas run without periodic reconciliation, so what reaches them is what the test is about.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { HarnessChange } from '@berm/protocol';
 import pg from 'pg';
@@ -12,7 +13,7 @@ import { readSse } from '../../ui/web/src/sse.js';
 import { exited, startDaemon, type RunningDaemon } from './daemon.js';
 import { connect, connectModern, deploy, type McpConnection, put, undeploy, valueOf } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
-import { detail, listed, startReplicas, stopAll, until } from './replicas.js';
+import { detail, listed, NO_RECONCILIATION, startReplicas, stopAll, until, within } from './replicas.js';
 
 describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000 }, () => {
   let db: string;
@@ -28,7 +29,7 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
     await dropDatabase(db);
   });
 
-  async function replicas(n: number, args: string[] = []): Promise<RunningDaemon[]> {
+  async function replicas(n: number, args: string[] = NO_RECONCILIATION): Promise<RunningDaemon[]> {
     const started = await startReplicas(n, db, { args });
     daemons.push(...started);
     return started;
@@ -52,7 +53,7 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
     const changedB = onB.toolsChanged.next();
     const changedC = onC.toolsChanged.next();
     await deploy(a!.url, 'h', await harnessImage(manifestWithTools(['echo'])));
-    await Promise.all([changedB, changedC]);
+    await within('list_changed on B and C', Promise.all([changedB, changedC]));
     expect(await toolNames(onB)).toEqual(['h.echo']);
     expect(valueOf((await onB.client.callTool({ name: 'h.echo', arguments: { query: 'on B' } })) as CallToolResult)).toEqual({
       query: 'on B',
@@ -72,7 +73,7 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
     const onA = await session(a!);
     const changed = onA.toolsChanged.next();
     await undeploy(b!.url, 'h');
-    await changed;
+    await within('list_changed on A', changed);
     expect(await toolNames(onA)).toEqual(['k.other']);
     expect(await listed(a!)).toEqual(['k']);
     await until('h gone from C', async () => ((await listed(c!)).includes('h') ? undefined : true));
@@ -88,7 +89,7 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
       await deploy(a!.url, 'h', await harnessImage());
       await undeploy(b!.url, 'h');
       const next = async (): Promise<{ event: string; data: HarnessChange }> => {
-        const { value, done } = await messages.next();
+        const { value, done } = await within('the next event on C', messages.next());
         if (done) throw new Error('the stream ended');
         return { event: value.event, data: JSON.parse(value.data) as HarnessChange };
       };
@@ -172,23 +173,23 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
     await deploy(b!.url, 'h', v1);
 
     // Killed with its transaction written, not committed: nothing changed, and the name's lock went with it.
-    const written = await startDaemon({ store: db, env: { BERMD_FAULT_AT: 'pg-deploy-written' } });
+    const written = await startDaemon({ store: db, args: NO_RECONCILIATION, env: { BERMD_FAULT_AT: 'pg-deploy-written' } });
     const dying = exited(written.process);
     put(`${written.url}/harnesses/h`, v2).catch(() => {});
-    expect(await dying).toBe('SIGKILL');
+    expect(await within('the replica killing itself once its deploy is written', dying)).toBe('SIGKILL');
     expect((await detail(b!, 'h'))?.digest).toBe(digestOf(v1));
-    const restarted = await startDaemon({ store: db });
+    const restarted = await startDaemon({ store: db, args: NO_RECONCILIATION });
     daemons.push(restarted);
     expect((await detail(restarted, 'h'))?.digest).toBe(digestOf(v1));
 
     // Killed once committed, before answering: the other replicas are told, and serve it.
     const onB = await session(b!);
     const changed = onB.toolsChanged.next();
-    const committed = await startDaemon({ store: db, env: { BERMD_FAULT_AT: 'pg-deploy-committed' } });
+    const committed = await startDaemon({ store: db, args: NO_RECONCILIATION, env: { BERMD_FAULT_AT: 'pg-deploy-committed' } });
     const gone = exited(committed.process);
     put(`${committed.url}/harnesses/h`, v3).catch(() => {});
-    expect(await gone).toBe('SIGKILL');
-    await changed;
+    expect(await within('the replica killing itself once its deploy is committed', gone)).toBe('SIGKILL');
+    await within('list_changed on B', changed);
     expect(await toolNames(onB)).toEqual(['h.three']);
     expect(valueOf((await onB.client.callTool({ name: 'h.three', arguments: { query: 'after' } })) as CallToolResult)).toEqual({
       query: 'after',
@@ -204,7 +205,7 @@ describePostgres('bermd replicas on one PostgreSQL database', { timeout: 120_000
     const changed = onA.toolsChanged.next();
     // Removed behind bermd's back: no notification is sent.
     await sql(db, "DELETE FROM berm_harness WHERE name = 'k'");
-    await changed;
+    await within('list_changed on A after a reconciliation', changed);
     expect(await listed(a!)).toEqual(['h']);
     expect(a!.log().some((e) => e.msg === 'undeployed harness (elsewhere)' && e.harness === 'k')).toBe(true);
   });
