@@ -46,6 +46,9 @@ export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './sto
 export { DirectoryStore } from './directory-store.js';
 export {
   PostgresStore,
+  DEFAULT_STORE_TIMEOUT_MS,
+  MAX_STORE_TIMEOUT_MS,
+  LISTEN_APPLICATION_NAME,
   isPostgresUrl,
   reasonOf,
   storeLocation,
