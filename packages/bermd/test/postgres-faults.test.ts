@@ -3,7 +3,10 @@
 // nothing). While the database is gone, the replica keeps serving what it holds and refuses deploys,
 // undeploys and image downloads with 503 store-unavailable, within a bound it sets; when it comes back,
 // the replica catches up with what it missed. At start, a database that does not answer is waited for,
-// up to --store-wait, saying so; then bermd gives up, saying why, and never the connection's password.
+// up to --store-wait, saying so; then bermd gives up, saying why, and never the connection's password;
+// one that refuses (a wrong password, no such database) stops the start at once.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseOptions } from 'bermd';
@@ -11,9 +14,9 @@ import { runCli, Scratch } from '../../cli/test/helpers/cli.js';
 import { closedPort } from '../../../test/helpers/loopback.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { type PostgresServer, startPostgres } from '../../../test/helpers/postgres-server.js';
-import { exited, launchDaemon, type RunningDaemon, startDaemon } from './daemon.js';
+import { exited, launchDaemon, removeDir, type RunningDaemon, startDaemon, tempDir } from './daemon.js';
 import { connect, deploy, type McpConnection, put, valueOf } from './mcp-client.js';
-import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
+import { createDatabase, databaseUrl, describePostgres, dropDatabase, sql } from './postgres.js';
 import { type Relay, startRelay } from './relay.js';
 import { listed, NO_RECONCILIATION, until, within } from './replicas.js';
 
@@ -22,6 +25,7 @@ const daemons: Array<Pick<RunningDaemon, 'stop'>> = [];
 const sessions: McpConnection[] = [];
 const relays: Relay[] = [];
 const databases: string[] = [];
+const dirs: string[] = [];
 
 afterEach(async () => {
   for (const c of sessions.splice(0)) await c.close().catch(() => {});
@@ -29,6 +33,7 @@ afterEach(async () => {
   for (const r of relays.splice(0)) await r.close();
   for (const db of databases.splice(0)) await dropDatabase(db);
   for (const s of servers.splice(0)) await s.remove();
+  for (const d of dirs.splice(0)) await removeDir(d);
 });
 
 async function server(): Promise<PostgresServer> {
@@ -176,6 +181,68 @@ describe('start-up with no database at all', () => {
     expect(launched.stderr()).toContain('ECONNREFUSED');
     expect(launched.stderr() + launched.stdout()).not.toContain('hunter2');
     expect(launched.stdout()).toBe('');
+  });
+});
+
+describePostgres('start-up refused by the database', { timeout: 120_000 }, () => {
+  /** Starts bermd (or `migrate-store`) on `url` with a long --store-wait; resolves once it has exited. */
+  async function refusedStart(command: string[]): Promise<{ code: number | string; stderr: string; stdout: string; waited: boolean }> {
+    const launched = await launchDaemon({ command });
+    daemons.push(launched);
+    const code = await within('the exit', exited(launched.process));
+    return {
+      code,
+      stderr: launched.stderr(),
+      stdout: launched.stdout(),
+      waited: launched.log().some(logged('the store does not answer; waiting for it (up to --store-wait)')),
+    };
+  }
+  const start = (url: string) => ['--listen', '127.0.0.1:0', '--store', url, '--store-wait', '10m'];
+
+  it('a wrong password stops the start at once, exit 1, naming the store without the password', async () => {
+    const pg = await server();
+    await sql(pg.url, "CREATE ROLE berm_pw LOGIN PASSWORD 'the-right-one'");
+    // berm_pw must give a password over TCP (the server's other roles are trusted): the rule goes first.
+    await pg.stop('fast');
+    const hba = path.join(pg.dir, 'data', 'pg_hba.conf');
+    const rules = await readFile(hba, 'utf8');
+    await writeFile(hba, `host all berm_pw 127.0.0.1/32 scram-sha-256\n${rules}`);
+    await pg.start();
+
+    const outcome = await refusedStart(start(`postgres://berm_pw:wrong-hunter2@127.0.0.1:${pg.port}/postgres`));
+    expect(outcome.code).toBe(1);
+    expect(outcome.waited).toBe(false);
+    expect(outcome.stderr).toContain(
+      `bermd: cannot open the store postgres://berm_pw@127.0.0.1:${pg.port}/postgres: 28P01: password authentication failed for user "berm_pw"\n`,
+    );
+    expect(outcome.stderr + outcome.stdout).not.toContain('hunter2');
+    expect(outcome.stdout).toBe('');
+  });
+
+  it('a missing database stops the start at once, exit 1, saying which', async () => {
+    const url = databaseUrl('berm_no_such_database');
+    const outcome = await refusedStart(start(url));
+    expect(outcome.code).toBe(1);
+    expect(outcome.waited).toBe(false);
+    expect(outcome.stderr).toContain(`bermd: cannot open the store ${url}: 3D000: database "berm_no_such_database" does not exist\n`);
+    expect(outcome.stdout).toBe('');
+  });
+
+  it("the database's words are escaped on stderr: a database name holding an escape sequence reaches no terminal raw", async () => {
+    // ESC [ (CSI), BEL and U+009B (CSI in one character); node-postgres decodes the URL's path with decodeURI.
+    const name = 'berm_\u001b[31mred\u0007\u009b2J';
+    const url = databaseUrl(encodeURIComponent(name));
+    const said = 'database "berm_\\u001b[31mred\\u0007\\u009b2J" does not exist';
+    const daemon = await refusedStart(start(url));
+    expect(daemon.code).toBe(1);
+    expect(daemon.stderr).toContain(`bermd: cannot open the store ${url}: 3D000: ${said}\n`);
+    const from = await tempDir();
+    dirs.push(from);
+    await mkdir(path.join(from, 'harnesses'));
+    const migrate = await refusedStart(['migrate-store', '--from', from, '--to', url]);
+    expect(migrate.code).toBe(1);
+    expect(migrate.stderr).toContain(`bermd migrate-store: cannot open the store ${url}: 3D000: ${said}\n`);
+    for (const written of [daemon.stderr, migrate.stderr]) expect(written).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
   });
 });
 
