@@ -41,8 +41,8 @@ function applicationName(packet: Buffer): string | undefined {
   return undefined;
 }
 
-/** Starts a relay on a free loopback port (or `port`, to stand in for one closed earlier) to the server `target` names. */
-export async function startRelay(target: string, port = 0): Promise<Relay> {
+/** Starts a relay on a free loopback port to the server `target` names. */
+export async function startRelay(target: string): Promise<Relay> {
   const upstream = new URL(target);
   const pairs = new Set<Pair>();
   const refused = new Set<string>();
@@ -93,7 +93,7 @@ export async function startRelay(target: string, port = 0): Promise<Relay> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port: bound } = server.address() as AddressInfo;
 
