@@ -70,6 +70,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'store'
       | 'storeWaitMs'
       | 'reconcileIntervalMs'
+      | 'storeTimeoutMs'
     >
   >;
 
@@ -121,7 +122,10 @@ function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): Be
 
 export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
   // Opened before anything else starts: a database that does not answer yet is waited for (--store-wait).
-  const store = config.store === undefined ? undefined : await PostgresStore.open(config.store, { logger, waitMs: config.storeWaitMs });
+  const store =
+    config.store === undefined
+      ? undefined
+      : await PostgresStore.open(config.store, { logger, waitMs: config.storeWaitMs, timeoutMs: config.storeTimeoutMs });
   const serve = config.serve ?? [];
   const secrets = config.secrets ?? Secrets.none();
   // Built only when an HTTP syscall is served: otherwise no harness could reach it, since the deploy checks refuse it.

@@ -8,6 +8,7 @@ import { migrateStore } from './migrate-store.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { Secrets, SecretsFileError } from './egress/index.js';
 import { stderrLogger } from './log.js';
+import { printable } from './terminal-text.js';
 
 /**
  * `bermd [options]`: restores the deployed set, serves the control API, and prints where it listens.
@@ -64,7 +65,8 @@ export async function main(argv: string[]): Promise<void> {
       isBermdError(e) && e.code === 'store-unavailable'
         ? e.message
         : `cannot open ${options.store === undefined ? 'the state directory' : 'the store'} ${where.state ?? where.store}: ${reason}`;
-    process.stderr.write(`bermd: ${options.secrets.redact(said)}\n`);
+    // The database's words, which repeat the names it was given: escaped, after the redaction.
+    process.stderr.write(`bermd: ${printable(options.secrets.redact(said))}\n`);
     process.exitCode = 1;
     return;
   }

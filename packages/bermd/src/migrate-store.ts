@@ -9,6 +9,7 @@ import { DirectoryStore, moveStore, PostgresStore, reasonOf, storeLocation, stor
 import { isBermdError } from './errors.js';
 import { Secrets } from './egress/index.js';
 import { stderrLogger } from './log.js';
+import { printable } from './terminal-text.js';
 import { MIGRATE_USAGE, OptionsError, parseMigrateOptions, type MigrateStoreOptions } from './options.js';
 
 const SAID: Record<MovedHarness['outcome'], string> = {
@@ -36,7 +37,7 @@ export async function migrateStore(argv: string[]): Promise<void> {
   for (const password of storePasswords(options.to)) hiding.hide('store password', password);
   const logger = stderrLogger('warn', hiding);
   const fail = (message: string, code: number): void => {
-    process.stderr.write(`bermd migrate-store: ${hiding.redact(message)}\n`);
+    process.stderr.write(`bermd migrate-store: ${printable(hiding.redact(message))}\n`);
     process.exitCode = code;
   };
 

@@ -4,7 +4,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MIN_MEMORY_BYTES, parseDuration, readCountLimit, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
 import { isLoopbackAddress, readAllowedHost } from './app/index.js';
-import { DEFAULT_BREAKS_WINDOW_MS, DEFAULT_RECONCILE_INTERVAL_MS, isPostgresUrl, parseWindow } from './deploy/index.js';
+import {
+  DEFAULT_BREAKS_WINDOW_MS,
+  DEFAULT_RECONCILE_INTERVAL_MS,
+  DEFAULT_STORE_TIMEOUT_MS,
+  isPostgresUrl,
+  MAX_STORE_TIMEOUT_MS,
+  parseWindow,
+} from './deploy/index.js';
 import {
   DEFAULT_HTTP_MAX_BODY,
   parseResolve,
@@ -46,6 +53,8 @@ export interface DaemonOptions {
   storeWaitMs: number;
   /** With `store`: how often the deployed set is compared with the database's, for notifications missed; 0 never. */
   reconcileIntervalMs: number;
+  /** With `store`: how long a connection or a statement may go unanswered before the database counts as out of reach. */
+  storeTimeoutMs: number;
   maxImageSize: number;
   /** The bearer token every request must carry; undefined when auth is off. */
   token?: string;
@@ -109,6 +118,7 @@ export class OptionsError extends Error {
 }
 
 export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store postgres://USER@HOST:PORT/DB] [--store-wait DURATION] [--reconcile-interval DURATION]
+             [--store-timeout DURATION]
              [--max-image-size N[K|M|G]] [--token-file FILE] [--log-level LEVEL] [--allowed-host NAME]... [--insecure-no-auth]
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--max-concurrency N] [--workers N] [--max-queue N]
@@ -122,6 +132,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
   --store           a PostgreSQL database holding the deployed set instead, shared by every bermd pointed at it (replicas)
   --store-wait      how long to wait at start for the database to answer before exiting 1: 60s, 5m; 0 tries once (default 60s)
   --reconcile-interval how often to compare the deployed set with the database's, for changes whose notice was missed (default 30s; 0 never)
+  --store-timeout   how long the database may take to answer a connection or a statement before what needs it is answered 503 (default 10s)
   --max-image-size  largest image a deploy accepts, in bytes (default 64M)
   --token-file      file holding a bearer token every request must carry (default: no auth); required to listen beyond loopback
   --allowed-host    a name requests may address bermd by besides localhost, 127.0.0.0/8 and [::1], e.g. a reverse proxy's (repeatable)
@@ -236,6 +247,7 @@ const FLAGS = {
   store: { type: 'string' },
   'store-wait': { type: 'string' },
   'reconcile-interval': { type: 'string' },
+  'store-timeout': { type: 'string' },
   'max-listens': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -256,15 +268,16 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   if (values.store !== undefined && values.state !== undefined)
     throw new OptionsError('--state and --store each name where the deployed set is kept: give one');
   const store = values.store === undefined ? undefined : parseStore(values.store);
-  if (store === undefined && (values['store-wait'] !== undefined || values['reconcile-interval'] !== undefined))
-    throw new OptionsError(
-      `--${values['store-wait'] !== undefined ? 'store-wait' : 'reconcile-interval'} applies to a --store database only`,
-    );
+  const storeOnly = (['store-wait', 'reconcile-interval', 'store-timeout'] as const).find((flag) => values[flag] !== undefined);
+  if (store === undefined && storeOnly !== undefined) throw new OptionsError(`--${storeOnly} applies to a --store database only`);
   const storeWaitMs = values['store-wait'] === undefined ? DEFAULT_STORE_WAIT_MS : durationOrNone(values['store-wait'], '--store-wait');
   const reconcileIntervalMs =
     values['reconcile-interval'] === undefined
       ? DEFAULT_RECONCILE_INTERVAL_MS
       : durationOrNone(values['reconcile-interval'], '--reconcile-interval');
+  const storeTimeoutMs =
+    values['store-timeout'] === undefined ? DEFAULT_STORE_TIMEOUT_MS : duration(values['store-timeout'], '--store-timeout');
+  if (storeTimeoutMs > MAX_STORE_TIMEOUT_MS) throw new OptionsError(`--store-timeout ${values['store-timeout']}: must be at most 1h`);
   const maxImageSize = values['max-image-size'] === undefined ? DEFAULT_MAX_IMAGE_SIZE : size(values['max-image-size'], '--max-image-size');
   let token: string | undefined;
   if (values['token-file'] !== undefined) {
@@ -354,6 +367,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     store,
     storeWaitMs,
     reconcileIntervalMs,
+    storeTimeoutMs,
     maxImageSize,
     token,
     allowedHosts,

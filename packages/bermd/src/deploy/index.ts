@@ -47,6 +47,9 @@ export { DirectoryStore } from './directory-store.js';
 export { decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 export {
   PostgresStore,
+  DEFAULT_STORE_TIMEOUT_MS,
+  MAX_STORE_TIMEOUT_MS,
+  LISTEN_APPLICATION_NAME,
   isPostgresUrl,
   reasonOf,
   storeLocation,

@@ -95,7 +95,9 @@ export async function migrate(pool: Pool, logger: Logger): Promise<void> {
 
 /**
  * Runs `work` in a transaction on `client`, then releases it: committed, or rolled back and rethrown. A
- * client whose rollback failed too is broken (its connection lost), and is dropped rather than pooled.
+ * client whose rollback failed too is broken (its connection lost), and is dropped rather than pooled;
+ * so is one whose statement went unanswered (node-postgres' `query_timeout`), without a rollback, which
+ * would wait behind that statement as long again: the server rolls back when the connection ends.
  */
 export async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
   try {
@@ -105,11 +107,16 @@ export async function inTransaction<T>(client: PoolClient, work: () => Promise<T
     client.release();
     return result;
   } catch (e) {
-    const broken = await client.query('ROLLBACK').then(
-      () => false,
-      () => true,
-    );
+    const broken =
+      (e instanceof Error && e.message === UNANSWERED) ||
+      (await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      ));
     client.release(broken);
     throw e;
   }
 }
+
+/** node-postgres' error for a statement unanswered within its `query_timeout`. */
+export const UNANSWERED = 'Query read timeout';

@@ -39,10 +39,32 @@ import { CHANNEL, inTransaction, LOCK_CLASS, migrate } from './postgres-schema.j
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
 import { decodeBindings, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 
-/** How long getting a connection may take before what needed it is answered `store-unavailable`. */
-const CONNECT_TIMEOUT_MS = 5000;
-/** A statement without an answer for this long (a partitioned network) fails as the store being out of reach. */
-const QUERY_TIMEOUT_MS = 60_000;
+/**
+ * How long the database may take to answer before it counts as out of reach (`--store-timeout`): a new
+ * connection, or a statement's whole answer (an image's bytes included). A path that went silent (a
+ * partition, a stalled proxy) sends nothing back, not even an error; this is what ends the wait, since TCP
+ * keepalive probes only an idle connection and the kernel retransmits unacknowledged data for minutes
+ * (TCP_USER_TIMEOUT would bound that, and Node has no portable setter for it).
+ */
+export const DEFAULT_STORE_TIMEOUT_MS = 10_000;
+/** The longest `--store-timeout`: the timers it sets hold at most 2^31 ms, and an hour of silence is an outage. */
+export const MAX_STORE_TIMEOUT_MS = 3_600_000;
+/**
+ * How long a deploy waits for its name's lock: a deploy of the same name through another replica holds
+ * it for its whole transaction (gate, preparation, the image's write), so longer than one statement.
+ */
+const LOCK_WAIT_MS = 60_000;
+/** TCP keepalive from this much idle time, so that the kernel notices a host that vanished and NATs keep the connection. */
+const KEEPALIVE_IDLE_MS = 10_000;
+/**
+ * The server ends a session of bermd's left idle inside a transaction this long: a replica cut off in the
+ * middle of a deploy would otherwise hold its name's lock, and stall every deploy of that name, until the
+ * server's own TCP gives up on it (hours with the kernel's defaults). bermd's transactions never wait on
+ * anything but the database and their own preparation.
+ */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+/** The listening connection's `application_name`: an operator (or a test) finds it in `pg_stat_activity` by it. */
+export const LISTEN_APPLICATION_NAME = 'bermd-listen';
 /** Connections a replica keeps: deploys hold one for their transaction, usage writes and reads take one briefly. */
 const POOL_SIZE = 8;
 /** The listening connection's retries: from the first delay, doubling, to the last. */
@@ -56,6 +78,8 @@ export interface PostgresStoreOptions {
   logger: Logger;
   /** How long to wait at start for a database that does not answer before giving up (`--store-wait`); 0: one try. */
   waitMs?: number;
+  /** How long the database may take to answer before it counts as out of reach (`--store-timeout`); `DEFAULT_STORE_TIMEOUT_MS` when unset. */
+  timeoutMs?: number;
 }
 
 /** Only these schemes name a PostgreSQL store. */
@@ -198,18 +222,26 @@ export class PostgresStore implements HarnessStore {
   private readonly config: pg.ClientConfig;
   private readonly logger: Logger;
   private watchers = new Set<() => void>();
+  /** How long a connection or a statement may go unanswered (`--store-timeout`); the listening connection is probed this often. */
+  private readonly timeoutMs: number;
+  /** How long a deploy's wait for its name's lock may go unanswered: a lock another replica's deploy holds, or a silent path. */
+  private readonly lockWaitMs: number;
 
-  private constructor(url: string, logger: Logger) {
+  private constructor(url: string, logger: Logger, timeoutMs: number) {
     this.location = storeLocation(url);
     this.logger = logger;
+    this.timeoutMs = timeoutMs;
+    this.lockWaitMs = Math.max(LOCK_WAIT_MS, timeoutMs);
     this.config = {
       connectionString: url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      query_timeout: QUERY_TIMEOUT_MS,
-      // TCP keepalive from 10 s idle, so a peer that vanished without closing (a partition) is noticed by the
-      // kernel's probes; the periodic reconciliation catches up on what the listening connection missed.
+      connectionTimeoutMillis: timeoutMs,
+      query_timeout: timeoutMs,
+      // The server's side of the same bounds: it stops a statement bermd has stopped waiting for, and ends a
+      // transaction left open by a replica that went away, whose name lock would otherwise outlive it.
+      statement_timeout: this.lockWaitMs + timeoutMs,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
       keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
+      keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
       application_name: 'bermd',
     };
     this.pool = new pg.Pool({ ...this.config, max: POOL_SIZE, idleTimeoutMillis: 30_000 });
@@ -229,7 +261,7 @@ export class PostgresStore implements HarnessStore {
    * and what the database answered when it refuses (a wrong password, no such database, a newer schema).
    */
   static async open(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
-    const store = new PostgresStore(url, options.logger);
+    const store = new PostgresStore(url, options.logger, options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS);
     const waitMs = options.waitMs ?? 0;
     const deadline = Date.now() + waitMs;
     let delay = WAIT_FIRST_MS;
@@ -340,7 +372,7 @@ export class PostgresStore implements HarnessStore {
         // Taken before the row is read, and held to the commit: a deploy of the name through another
         // replica waits here, then reads what this one committed. It also covers a first deploy, which
         // has no row to lock.
-        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS.name, name]);
+        await client.query(lockQuery([LOCK_CLASS.name, name], this.lockWaitMs));
         const { rows } = await client.query<HeadRow>(`${HEAD_SELECT} WHERE h.name = $1`, [name]);
         const current = headsOf(rows)[0] ?? null;
         const tx: StoreTransaction = {
@@ -390,10 +422,18 @@ export class PostgresStore implements HarnessStore {
     await this.query(MERGE_USAGE, [name, lastUsedAt, ...arrays, latestUse(), CHANNEL, payload(name, 'usage')]);
   }
 
+  /**
+   * Listens on a connection of its own, probed every `timeoutMs` (a silent path delivers no notification
+   * and no error: only a statement that goes unanswered tells), and reconnects when it is lost. While it
+   * is lost this replica does not follow what the others change; deploys here are unaffected, since they
+   * read the stored row and its usage inside their own transaction. Each (re)connection starts with a
+   * comparison of the whole set (`resync`), for what was missed.
+   */
   watch(watcher: StoreWatcher): () => void {
     let stopped = false;
     let client: pg.Client | undefined;
     let timer: NodeJS.Timeout | undefined;
+    let probe: NodeJS.Timeout | undefined;
     let delay = RECONNECT_FIRST_MS;
     let lost = false;
     const retry = (): void => {
@@ -406,22 +446,37 @@ export class PostgresStore implements HarnessStore {
       if (!lost)
         this.logger.warn(
           { store: this.location, err: reasonOf(e) },
-          "lost the store's notifications: serving the harnesses held, refusing deploys, and reconnecting",
+          "lost the store's notifications: changes made through other replicas are not followed until they are back; " +
+            'deploys here do not depend on them (they read the store itself); reconnecting',
         );
       lost = true;
       retry();
     };
+    /** Gives up on `c` (ended by the server, or silent) once, and reconnects. */
+    const drop = (c: pg.Client, e: unknown): void => {
+      if (client !== c || stopped) return;
+      client = undefined;
+      clearTimeout(probe);
+      // With a probe unanswered, node-postgres destroys the socket rather than wait to say goodbye on it.
+      void c.end().catch(() => {});
+      losing(e);
+    };
+    const probeLater = (c: pg.Client): void => {
+      probe = setTimeout(() => {
+        c.query('SELECT 1').then(
+          () => {
+            if (client === c) probeLater(c);
+          },
+          (e: unknown) => drop(c, e),
+        );
+      }, this.timeoutMs);
+      probe.unref();
+    };
     const listen = async (): Promise<void> => {
       if (stopped) return;
-      const c = new pg.Client(this.config);
-      let live = false;
+      const c = new pg.Client({ ...this.config, application_name: LISTEN_APPLICATION_NAME });
       c.on('error', () => {}); // followed by 'end', where it is handled
-      c.on('end', () => {
-        if (!live || stopped) return;
-        live = false;
-        client = undefined;
-        losing(new Error('Connection terminated'));
-      });
+      c.on('end', () => drop(c, new Error('Connection terminated')));
       c.on('notification', (n) => {
         if (n.channel === CHANNEL) this.notified(n.payload, watcher);
       });
@@ -437,9 +492,9 @@ export class PostgresStore implements HarnessStore {
         void c.end().catch(() => {});
         return;
       }
-      live = true;
       client = c;
       delay = RECONNECT_FIRST_MS;
+      probeLater(c);
       if (lost) this.logger.info({ store: this.location }, 'the store answers again: comparing the deployed set with it');
       lost = false;
       watcher.resync();
@@ -448,6 +503,7 @@ export class PostgresStore implements HarnessStore {
     const stop = (): void => {
       stopped = true;
       clearTimeout(timer);
+      clearTimeout(probe);
       void client?.end().catch(() => {});
       this.watchers.delete(stop);
     };
@@ -487,6 +543,16 @@ export class PostgresStore implements HarnessStore {
     if (e instanceof ApiError || !isUnreachable(e)) return e;
     return new BermdError('store-unavailable', `the store ${this.location} cannot be reached: ${reasonOf(e)}`, { store: this.location });
   }
+}
+
+/** The statement taking a name's lock, with a wait of its own (node-postgres reads `query_timeout` per query; its types leave it out). */
+function lockQuery(values: [number, string], waitMs: number): pg.QueryConfig {
+  const query: pg.QueryConfig & { query_timeout: number } = {
+    text: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
+    values,
+    query_timeout: waitMs,
+  };
+  return query;
 }
 
 /** Rows grouped by name; a name outside the rule (a row someone added by hand) is not a harness. */
