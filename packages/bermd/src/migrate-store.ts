@@ -64,7 +64,8 @@ export async function migrateStore(argv: string[]): Promise<void> {
   try {
     const report = await moveStore(from, to);
     for (const h of report)
-      process.stdout.write(`${h.name} ${h.digest}: ${SAID[h.outcome]}${h.reason === undefined ? '' : ` (${h.reason})`}\n`);
+      // A reason can quote an image's own text (its manifest's words, a compile error's): escaped as on stderr.
+      process.stdout.write(`${h.name} ${h.digest}: ${SAID[h.outcome]}${h.reason === undefined ? '' : ` (${printable(h.reason)})`}\n`);
     const moved = report.filter((h) => h.outcome === 'moved').length;
     const failed = report.filter((h) => h.outcome === 'unreadable').length;
     process.stdout.write(`moved ${moved} of ${report.length} harnesses from ${options.from} to ${location}\n`);

@@ -1,11 +1,14 @@
 // What is particular to the PostgreSQL store: its schema migrations (versioned, applied at start, once
 // when replicas start together, a newer schema refused), moving a directory store into it
 // (`bermd migrate-store`), and its flags, whose URL (and password) is never quoted back.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { type Logger, pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresStore, SCHEMA_VERSION } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
+import { buildImage } from '../../../test/helpers/wat.js';
 import { exited, launchDaemon, startDaemon, tempDir, removeDir } from './daemon.js';
 import { connect, deploy, put } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, POSTGRES_URL, sql } from './postgres.js';
@@ -126,6 +129,28 @@ describePostgres('the PostgreSQL store', { timeout: 120_000 }, () => {
       expect(again.stdout()).toContain('a sha256:');
       expect(again.stdout()).toContain('skipped, the database already holds this image under the name');
       expect(again.stdout().trim().split('\n').at(-1)).toBe(`moved 0 of 2 harnesses from ${stateDir} to ${db}`);
+    } finally {
+      await removeDir(stateDir);
+    }
+  });
+
+  it('bermd migrate-store escapes what it quotes of an image: a record that is not JSON, holding an escape sequence', async () => {
+    const stateDir = await tempDir('bermd-move-');
+    try {
+      // A state directory holding one image whose only record is not JSON: the reader's message quotes it.
+      await mkdir(path.join(stateDir, 'harnesses'), { recursive: true });
+      const image = await buildImage('(module)', ['x\u001b[31mred\u009b0m']);
+      await writeFile(path.join(stateDir, 'harnesses', 'bad.wasm'), image);
+      const move = await launchDaemon({ command: ['migrate-store', '--from', stateDir, '--to', db] });
+      // One harness was not moved: exit 1, with each harness said.
+      expect(await exited(move.process)).toBe(1);
+      const line = move
+        .stdout()
+        .split('\n')
+        .find((l) => l.startsWith('bad '));
+      expect(line).toContain('not valid JSON');
+      expect(line).toContain('x\\u001b[31mred\\u009b0m');
+      expect(move.stdout()).not.toMatch(/[\u001b\u009b]/);
     } finally {
       await removeDir(stateDir);
     }
