@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MIN_MEMORY_BYTES, parseDuration, readCountLimit, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
 import { isLoopbackAddress, readAllowedHost } from './app/index.js';
+import { MAX_EVENT_STREAMS } from './control/index.js';
 import { DEFAULT_BREAKS_WINDOW_MS, DEFAULT_RECONCILE_INTERVAL_MS, isPostgresUrl, parseWindow } from './deploy/index.js';
 import {
   DEFAULT_HTTP_MAX_BODY,
@@ -98,6 +99,8 @@ export interface DaemonOptions {
   requestTimeoutMs: number;
   /** The most 2026-07-28 `subscriptions/listen` streams open at once; one more is refused. */
   maxListens: number;
+  /** The most `GET /events` streams open at once; one more is refused (503 `event-stream-cap`). */
+  maxEventStreams: number;
 }
 
 export class OptionsError extends Error {
@@ -113,7 +116,8 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
-             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--max-listens N] [--mcp-max-body N[K|M|G]]
+             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--max-listens N] [--max-event-streams N]
+             [--mcp-max-body N[K|M|G]]
              [--headers-timeout DURATION] [--request-timeout DURATION] [--shutdown-grace DURATION]
        bermd migrate-store --from DIR --to postgres://USER@HOST:PORT/DB   (moves a directory store in; --help says more)
 
@@ -144,6 +148,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
   --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)
   --max-sessions    most MCP sessions held at once; at the cap the least recently used idle one is closed, and when all are in use a new one is refused (default ${MAX_SESSIONS})
   --max-listens     most MCP 2026-07-28 listen streams open at once; one more is refused (default ${MAX_LISTENS})
+  --max-event-streams most GET /events streams open at once; one more is refused with 503 event-stream-cap (default ${MAX_EVENT_STREAMS})
   --mcp-max-body    largest request body /mcp accepts (default 4M); a tool's arguments and a little framing
   --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
   --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer
@@ -237,6 +242,7 @@ const FLAGS = {
   'store-wait': { type: 'string' },
   'reconcile-interval': { type: 'string' },
   'max-listens': { type: 'string' },
+  'max-event-streams': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -342,6 +348,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const shutdownGraceMs =
     values['shutdown-grace'] === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : duration(values['shutdown-grace'], '--shutdown-grace');
   const maxListens = values['max-listens'] === undefined ? MAX_LISTENS : count(values['max-listens'], '--max-listens');
+  const maxEventStreams =
+    values['max-event-streams'] === undefined ? MAX_EVENT_STREAMS : count(values['max-event-streams'], '--max-event-streams');
   // Node's HTTP server refuses a head's time longer than the whole request's.
   if (headersTimeoutMs > requestTimeoutMs)
     throw new OptionsError(
@@ -378,6 +386,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     headersTimeoutMs,
     requestTimeoutMs,
     maxListens,
+    maxEventStreams,
   };
 }
 
