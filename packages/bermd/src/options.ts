@@ -152,7 +152,8 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
   --mcp-max-body    largest request body /mcp accepts (default 4M); a tool's arguments and a little framing
   --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
   --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer
-  --shutdown-grace  on SIGTERM, how long calls and requests under way may take to finish before they are stopped (default 10s)`;
+  --shutdown-grace  on SIGTERM, how long calls and requests under way may take to finish before they are stopped (default 10s);
+                    a second SIGTERM or SIGINT meanwhile exits at once (143 or 130)`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,6 +1,6 @@
 // The operator's signals to a real bermd: SIGHUP reads the secrets file again (rotation without a
-// restart), SIGTERM stops accepting, lets what is under way finish within the shutdown grace, and exits 0.
-// Each test sets up the secrets it asserts on.
+// restart), SIGTERM stops accepting, lets what is under way finish within the shutdown grace, and exits 0;
+// a second SIGTERM (or Ctrl-C) during that drain exits at once. Each test sets up the secrets it asserts on.
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -172,6 +172,39 @@ describe('SIGTERM', () => {
       expect(
         d.log().some((e) => e.msg === 'the shutdown grace is over: stopping the calls still running and cutting open connections'),
       ).toBe(true);
+      await c.client.close().catch(() => {});
+    } finally {
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+
+  // A second signal during the drain exits at once: SIGTERM twice (a supervisor), Ctrl-C twice (a terminal).
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('%s again during the drain exits at once, with %i, and says so', async (signal, code) => {
+    // A call that would hold the drain for the whole grace: only the second signal ends the process before it.
+    const d = await startDaemon({ args: ['--call-timeout', '2m', '--shutdown-grace', '2m'] });
+    try {
+      await deploy(d.url, 'relay', (await relayImage()).bytes);
+      const c = await connect(d.url);
+      const running = call(c, 'relay.spin').catch((e: unknown) => e);
+      await d.waitForLog((e) => e.msg === SPIN_LOG.message);
+      const exit = d.stop(signal);
+      await d.waitForLog((e) => e.msg === 'shutting down' && e.signal === signal);
+      expect(d.process.exitCode).toBeNull();
+      d.process.kill(signal);
+      expect(await exit).toBe(code);
+      expect(d.log().filter((e) => e.level === 40 && e.signal === signal)).toEqual([
+        expect.objectContaining({
+          msg: 'signalled again while shutting down: exiting at once, without waiting for what is under way',
+          exit_code: code,
+        }),
+      ]);
+      // It did not drain: the call was cut off with its connection, and the clean stop was never reached.
+      expect(await running).toBeInstanceOf(Error);
+      expect(d.log().some((e) => e.msg === 'stopped')).toBe(false);
       await c.client.close().catch(() => {});
     } finally {
       await d.stop();
