@@ -67,6 +67,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'requestTimeoutMs'
       | 'shutdownGraceMs'
       | 'maxListens'
+      | 'maxEventStreams'
       | 'store'
       | 'storeWaitMs'
       | 'reconcileIntervalMs'
@@ -253,7 +254,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     requestTimeoutMs: config.requestTimeoutMs,
   });
   const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody });
-  void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize });
+  void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize, maxEventStreams: config.maxEventStreams });
   void app.register(mcp.plugin);
   void app.register(uiPlugin);
 

@@ -1,3 +1,4 @@
+import { constants as osConstants } from 'node:os';
 import type { Logger } from 'pino';
 import { isLoopbackAddress } from './app/index.js';
 import { createDaemon, type Daemon } from './daemon.js';
@@ -85,15 +86,25 @@ export async function main(argv: string[]): Promise<void> {
   // Before the listening line, which is what a supervisor (or a test) waits for before it signals.
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
-    if (stopping) return;
+    if (stopping) {
+      // Asked again while draining (a second Ctrl-C, a supervisor that lost patience): the operator wants
+      // out now. This loses what a crash would, no more: the stores keep each change whole or not at all,
+      // and only the usage recorded since its last write goes. Non-zero, as the shell reports that signal.
+      const code = 128 + osConstants.signals[signal];
+      logger.warn(
+        { signal, exit_code: code },
+        'signalled again while shutting down: exiting at once, without waiting for what is under way',
+      );
+      process.exit(code);
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down');
     await daemon.close();
     logger.info('stopped');
     process.exit(0);
   };
-  process.once('SIGTERM', (s) => void stop(s));
-  process.once('SIGINT', (s) => void stop(s));
+  process.on('SIGTERM', (s) => void stop(s));
+  process.on('SIGINT', (s) => void stop(s));
   // Node's default for SIGHUP ends the process; here it rotates secrets.
   process.on('SIGHUP', () => void rereadSecrets(options, logger));
 

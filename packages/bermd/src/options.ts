@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MIN_MEMORY_BYTES, parseDuration, readCountLimit, readDurationLimit, readSizeLimit, SYSCALL, type Limits } from '@berm/protocol';
 import { isLoopbackAddress, readAllowedHost } from './app/index.js';
+import { MAX_EVENT_STREAMS } from './control/index.js';
 import {
   DEFAULT_BREAKS_WINDOW_MS,
   DEFAULT_RECONCILE_INTERVAL_MS,
@@ -107,6 +108,8 @@ export interface DaemonOptions {
   requestTimeoutMs: number;
   /** The most 2026-07-28 `subscriptions/listen` streams open at once; one more is refused. */
   maxListens: number;
+  /** The most `GET /events` streams open at once; one more is refused (503 `event-stream-cap`). */
+  maxEventStreams: number;
 }
 
 export class OptionsError extends Error {
@@ -123,7 +126,8 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
              [--call-timeout DURATION] [--max-memory N[K|M|G]] [--max-result-size N[K|M|G]] [--max-call-depth N] [--tool-separator SEP]
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
-             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--max-listens N] [--mcp-max-body N[K|M|G]]
+             [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--max-listens N] [--max-event-streams N]
+             [--mcp-max-body N[K|M|G]]
              [--headers-timeout DURATION] [--request-timeout DURATION] [--shutdown-grace DURATION]
        bermd migrate-store --from DIR --to postgres://USER@HOST:PORT/DB   (moves a directory store in; --help says more)
 
@@ -155,10 +159,12 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
   --session-idle    an MCP session with no request under way and no stream open this long is closed: 30m, 90s (default 30m)
   --max-sessions    most MCP sessions held at once; at the cap the least recently used idle one is closed, and when all are in use a new one is refused (default ${MAX_SESSIONS})
   --max-listens     most MCP 2026-07-28 listen streams open at once; one more is refused (default ${MAX_LISTENS})
+  --max-event-streams most GET /events streams open at once; one more is refused with 503 event-stream-cap (default ${MAX_EVENT_STREAMS})
   --mcp-max-body    largest request body /mcp accepts (default 4M); a tool's arguments and a little framing
   --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
   --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer
-  --shutdown-grace  on SIGTERM, how long calls and requests under way may take to finish before they are stopped (default 10s)`;
+  --shutdown-grace  on SIGTERM, how long calls and requests under way may take to finish before they are stopped (default 10s);
+                    a second SIGTERM or SIGINT meanwhile exits at once (143 or 130)`;
 
 /** The per-user state directory, following the XDG base directory convention. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -249,6 +255,7 @@ const FLAGS = {
   'reconcile-interval': { type: 'string' },
   'store-timeout': { type: 'string' },
   'max-listens': { type: 'string' },
+  'max-event-streams': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -355,6 +362,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const shutdownGraceMs =
     values['shutdown-grace'] === undefined ? DEFAULT_SHUTDOWN_GRACE_MS : duration(values['shutdown-grace'], '--shutdown-grace');
   const maxListens = values['max-listens'] === undefined ? MAX_LISTENS : count(values['max-listens'], '--max-listens');
+  const maxEventStreams =
+    values['max-event-streams'] === undefined ? MAX_EVENT_STREAMS : count(values['max-event-streams'], '--max-event-streams');
   // Node's HTTP server refuses a head's time longer than the whole request's.
   if (headersTimeoutMs > requestTimeoutMs)
     throw new OptionsError(
@@ -392,6 +401,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     headersTimeoutMs,
     requestTimeoutMs,
     maxListens,
+    maxEventStreams,
   };
 }
 

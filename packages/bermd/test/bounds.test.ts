@@ -7,21 +7,42 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
 import { connect, deploy, type McpConnection } from './mcp-client.js';
-import { INITIALIZE, MCP_HEADERS, MCP_PROTOCOL, rawRequest } from './raw-http.js';
+import { INITIALIZE, MCP_HEADERS, MCP_PROTOCOL, rawRequest, type RawAnswer } from './raw-http.js';
 
-/** Starts a session over raw POSTs (initialize, then initialized) and answers its id. */
-async function initialize(base: string): Promise<string> {
+/** Starts a session over raw POSTs (initialize, then initialized) and answers its id, or the answer refusing it. */
+async function tryInitialize(base: string): Promise<string | RawAnswer> {
   const res = await rawRequest(base, { method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: INITIALIZE });
   const id = res.headers['mcp-session-id'];
-  if (res.status !== 200 || typeof id !== 'string') throw new Error(`initialize answered ${res.status}: ${res.body}`);
+  if (res.status !== 200 || typeof id !== 'string') return res;
   const initialized = await rawRequest(base, {
     method: 'POST',
     path: '/mcp',
     headers: { ...MCP_HEADERS, 'mcp-session-id': id, 'mcp-protocol-version': MCP_PROTOCOL },
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   });
-  expect(initialized.status).toBe(202);
+  // 404: at the cap, another client's initialize let this session go as soon as it was idle.
+  expect([202, 404]).toContain(initialized.status);
   return id;
+}
+
+/** Starts a session over raw POSTs (initialize, then initialized) and answers its id. */
+async function initialize(base: string): Promise<string> {
+  const started = await tryInitialize(base);
+  if (typeof started !== 'string') throw new Error(`initialize answered ${started.status}: ${started.body}`);
+  return started;
+}
+
+/** What bermd answers an `initialize` with at its session cap of `cap`, all in use. */
+function sessionCapAnswer(cap: number) {
+  return {
+    jsonrpc: '2.0',
+    error: {
+      code: -32000,
+      message: `bermd is at its cap of ${cap} MCP sessions, all in use (--max-sessions); try again when one ends`,
+      data: { code: 'session-cap' },
+    },
+    id: null,
+  };
 }
 
 /** The status a `tools/list` on session `id` is answered with. */
@@ -35,10 +56,13 @@ async function listStatus(base: string, id: string): Promise<number> {
   return res.status;
 }
 
-/** Opens session `id`'s stream of server messages and resolves once its headers arrive (the stream is open). */
-function openStream(base: string, id: string): Promise<http.ClientRequest> {
+/**
+ * Opens session `id`'s stream of server messages and resolves once its headers arrive (the stream is
+ * open), or with the status it was refused with (its connection closed).
+ */
+function tryStream(base: string, id: string): Promise<http.ClientRequest | number> {
   const url = new URL('/mcp', base);
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const req = http.request(
       {
         host: url.hostname,
@@ -48,14 +72,22 @@ function openStream(base: string, id: string): Promise<http.ClientRequest> {
         agent: false,
       },
       (res) => {
-        if (res.statusCode !== 200) reject(new Error(`GET /mcp answered ${res.statusCode}`));
         res.on('error', () => {});
-        resolve(req);
+        if (res.statusCode === 200) return resolve(req);
+        req.destroy();
+        resolve(res.statusCode!);
       },
     );
     req.on('error', () => {});
     req.end();
   });
+}
+
+/** Opens session `id`'s stream of server messages and resolves once its headers arrive (the stream is open). */
+async function openStream(base: string, id: string): Promise<http.ClientRequest> {
+  const stream = await tryStream(base, id);
+  if (typeof stream === 'number') throw new Error(`GET /mcp answered ${stream}`);
+  return stream;
 }
 
 /** A bermd started with `args` for the block's tests, and an SDK client of it, which keeps its stream open. */
@@ -108,15 +140,7 @@ describe('--max-sessions and --mcp-max-body', () => {
       const refused = await rawRequest(d.url, { method: 'POST', path: '/mcp', headers: MCP_HEADERS, body: INITIALIZE });
       expect(refused.status).toBe(503);
       expect(refused.headers['mcp-session-id']).toBeUndefined();
-      expect(JSON.parse(refused.body)).toEqual({
-        jsonrpc: '2.0',
-        error: {
-          code: -32000,
-          message: 'bermd is at its cap of 3 MCP sessions, all in use (--max-sessions); try again when one ends',
-          data: { code: 'session-cap' },
-        },
-        id: null,
-      });
+      expect(JSON.parse(refused.body)).toEqual(sessionCapAnswer(3));
       // Everyone holding a session is still served.
       expect(await listStatus(d.url, newer)).toBe(200);
       expect((await client.client.listTools()).tools).toEqual([]);
@@ -133,6 +157,63 @@ describe('--max-sessions and --mcp-max-body', () => {
       expect(await listStatus(d.url, newer)).toBe(200);
     } finally {
       for (const stream of streams) stream.destroy();
+    }
+  });
+});
+
+describe('--max-sessions under a burst of initialize requests', () => {
+  it('never holds more sessions than its cap: each initialize is counted from when it is accepted, the others are refused 503 session-cap', async () => {
+    const cap = 5;
+    const d = await startDaemon({ args: ['--max-sessions', String(cap), '--log-level', 'debug'] });
+    const streams: http.ClientRequest[] = [];
+    /** A client as the SDK's: its session started, then its stream opened; it answers its session's id, or the refusal. */
+    const client = async (): Promise<string | RawAnswer> => {
+      const started = await tryInitialize(d.url);
+      if (typeof started !== 'string') return started;
+      const stream = await tryStream(d.url, started);
+      // 404: let go while idle, before its stream opened, to make room for another.
+      if (typeof stream === 'number') expect(stream).toBe(404);
+      else streams.push(stream);
+      return started;
+    };
+    try {
+      const burst = await Promise.all(Array.from({ length: 300 }, client));
+      const accepted = burst.filter((b) => typeof b === 'string');
+      for (const refused of burst.filter((b) => typeof b !== 'string')) {
+        expect(refused.status).toBe(503);
+        expect(JSON.parse(refused.body)).toEqual(sessionCapAnswer(cap));
+      }
+      expect(accepted.length).toBeGreaterThan(0);
+
+      // Then one client after another until one is refused: each holds its stream open, so none can be let go.
+      let refusal: RawAnswer | undefined;
+      for (let i = 0; i <= cap && refusal === undefined; i++) {
+        const started = await client();
+        if (typeof started === 'string') accepted.push(started);
+        else refusal = started;
+      }
+      expect(refusal?.status).toBe(503);
+      expect(JSON.parse(refusal!.body)).toEqual(sessionCapAnswer(cap));
+
+      // What bermd holds: exactly the cap's worth of sessions, each with its stream open; every other one is gone.
+      const statuses = await Promise.all(accepted.map((id) => listStatus(d.url, id)));
+      expect(statuses.filter((s) => s === 200)).toHaveLength(cap);
+      expect(statuses.filter((s) => s !== 200).every((s) => s === 404)).toBe(true);
+      expect(streams).toHaveLength(cap);
+
+      // And at no moment more: each session's opening is logged with the count held then.
+      const opened = (e: Record<string, unknown>): boolean => e.msg === 'mcp session opened';
+      await d.waitForLog(() => d.log().filter(opened).length >= accepted.length);
+      const held = d
+        .log()
+        .filter(opened)
+        .map((e) => e.held);
+      expect(held).toHaveLength(accepted.length);
+      expect(held.every((n) => typeof n === 'number' && n >= 1 && n <= cap)).toBe(true);
+    } finally {
+      for (const stream of streams) stream.destroy();
+      await d.stop();
+      await removeDir(d.stateDir);
     }
   });
 });

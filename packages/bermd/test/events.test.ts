@@ -3,7 +3,7 @@
 // tests deploy for real after it and check that the stream's first event is that deploy.
 import { once } from 'node:events';
 import { readdir, writeFile } from 'node:fs/promises';
-import { get as getHttp, Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import { get as getHttp, Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { connect as connectTcp } from 'node:net';
 import path from 'node:path';
 import type { HarnessChange } from '@berm/protocol';
@@ -84,8 +84,9 @@ describe('GET /events, and the dry run that announces nothing', () => {
       expect(dry).toMatchObject({ name: 'h', version: '0.1.0', tools: ['echo', 'size'], reported: [], notices: [], dry_run: true });
       expect((dry.manifest as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['echo', 'size']);
       expect((await fetch(`${d.url}/harnesses/h`)).status).toBe(404);
-      expect(await readdir(path.join(d.stateDir, 'harnesses'))).toEqual([]);
-      expect(await listedTools(d.url)).toEqual([]);
+      // Only h's files and tools are looked at: what another test deployed is not this test's business.
+      expect((await readdir(path.join(d.stateDir, 'harnesses'))).filter((f) => f.startsWith('h.'))).toEqual([]);
+      expect((await listedTools(d.url)).filter((t) => t.startsWith('h.'))).toEqual([]);
 
       // A real deploy, then a dry run of a replacement that drops a tool nobody used.
       expect((await put(`${d.url}/harnesses/h`, v1)).status).toBe(201);
@@ -99,7 +100,7 @@ describe('GET /events, and the dry run that announces nothing', () => {
       });
       const held = (await (await fetch(`${d.url}/harnesses/h`)).json()) as Record<string, unknown>;
       expect(held).toMatchObject({ version: '0.1.0', tools: ['echo', 'size'], bindings: {} });
-      expect(await listedTools(d.url)).toEqual(['h.echo', 'h.size']);
+      expect((await listedTools(d.url)).filter((t) => t.startsWith('h.'))).toEqual(['h.echo', 'h.size']);
 
       // The stream's first event is the real deploy: neither dry run was announced.
       expect(await changes.next()).toEqual({ event: 'deployed', data: { type: 'deployed', name: 'h', replaced: false } });
@@ -172,5 +173,89 @@ describe('a stopping bermd and the connections its clients hold open', () => {
       await d.stop();
       await removeDir(d.stateDir);
     }
+  });
+});
+
+/**
+ * Opens `/events` on a connection of its own; resolves once the stream's first line has arrived (bermd
+ * counts it open by then). `change()` resolves with the next change it carries.
+ */
+async function openStream(url: string) {
+  const { request, response } = await new Promise<{ request: ClientRequest; response: IncomingMessage }>((resolve, reject) => {
+    const request = getHttp(`${url}/events`, { agent: false }, (response) => resolve({ request, response })).on('error', reject);
+  });
+  expect(response.statusCode).toBe(200);
+  // Everything the stream sent, read by one listener for its whole life, so no chunk goes by unread.
+  let text = '';
+  const waiters = new Set<() => void>();
+  response.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+    for (const check of [...waiters]) check();
+  });
+  const until = (pattern: RegExp): Promise<RegExpExecArray> =>
+    new Promise((resolve) => {
+      const check = (): void => {
+        const found = pattern.exec(text);
+        if (found === null) return;
+        waiters.delete(check);
+        text = text.slice(found.index + found[0].length);
+        resolve(found);
+      };
+      waiters.add(check);
+      check();
+    });
+  await until(/^: subscribed\n\n/);
+  return {
+    request,
+    change: async (): Promise<HarnessChange> => JSON.parse((await until(/^data: (.*)\n\n/m))[1]!) as HarnessChange,
+  };
+}
+
+describe('--max-event-streams', () => {
+  it('refuses a stream beyond that many open with 503 event-stream-cap, serves the open ones, and takes one again once one closes', async () => {
+    const d = await startDaemon({ args: ['--max-event-streams', '2', '--log-level', 'debug'] });
+    const streams: ClientRequest[] = [];
+    try {
+      const first = await openStream(d.url);
+      const second = await openStream(d.url);
+      streams.push(first.request, second.request);
+
+      const refused = await fetch(`${d.url}/events`);
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toEqual({
+        error: {
+          code: 'event-stream-cap',
+          message:
+            'bermd is at its cap of 2 open event streams (--max-event-streams); close one, or start bermd with a higher --max-event-streams',
+          cap: 2,
+        },
+      });
+      // The rest of the API is served as before.
+      expect((await fetch(`${d.url}/harnesses`)).status).toBe(200);
+
+      // A client going away frees its place: bermd notices the connection closed, then a new stream is taken.
+      first.request.destroy();
+      await d.waitForLog((e) => e.msg === 'change stream closed');
+      const third = await openStream(d.url);
+      streams.push(third.request);
+      expect((await fetch(`${d.url}/events`)).status).toBe(503);
+
+      // Both open streams hear of a deploy.
+      const heard = [second.change(), third.change()];
+      expect((await put(`${d.url}/harnesses/capped`, await harnessImage())).status).toBe(201);
+      expect(await Promise.all(heard)).toEqual([
+        { type: 'deployed', name: 'capped', replaced: false },
+        { type: 'deployed', name: 'capped', replaced: false },
+      ]);
+    } finally {
+      for (const request of streams) request.destroy();
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+
+  it('is refused when it is not a count of at least one', async () => {
+    await expect(startDaemon({ args: ['--max-event-streams', '0'] })).rejects.toThrow(/--max-event-streams 0: must be at least 1/);
+    await expect(startDaemon({ args: ['--max-event-streams', 'many'] })).rejects.toThrow(/--max-event-streams many/);
   });
 });

@@ -221,24 +221,25 @@ describe('bermd /mcp', () => {
   });
 
   it('tells connected sessions when a deploy or an undeploy changes the lists', async () => {
-    const other = await connect(d.url);
+    // Sessions of its own, which have heard of no other test's deploys: each notice awaited is this test's.
+    const [one, other] = await Promise.all([connect(d.url), connect(d.url)]);
     try {
-      const tools = [c.toolsChanged.next(), other.toolsChanged.next()];
-      const resources = [c.resourcesChanged.next(), other.resourcesChanged.next()];
+      const tools = [one.toolsChanged.next(), other.toolsChanged.next()];
+      const resources = [one.resourcesChanged.next(), other.resourcesChanged.next()];
       await deploy(d.url, 'late', await harnessImage(sampleManifest({ usage: 'Late usage.' })));
       await Promise.all([...tools, ...resources]);
       expect((await other.client.listTools()).tools.map((t) => t.name)).toContain('late.echo');
       expect((await other.client.listResources()).resources.map((r) => r.uri)).toContain('berm://late/usage');
 
-      const gone = [c.toolsChanged.next(), other.toolsChanged.next(), other.resourcesChanged.next()];
+      const gone = [one.toolsChanged.next(), other.toolsChanged.next(), other.resourcesChanged.next()];
       await undeploy(d.url, 'late');
       await Promise.all(gone);
-      expect((await c.client.listTools()).tools.map((t) => t.name)).not.toContain('late.echo');
+      expect((await one.client.listTools()).tools.map((t) => t.name)).not.toContain('late.echo');
       expect((await other.client.listResources()).resources.map((r) => r.uri)).not.toContain('berm://late/usage');
-      const stale = await c.client.callTool({ name: 'late.echo', arguments: { query: 'q' } }).catch((e: unknown) => e);
+      const stale = await one.client.callTool({ name: 'late.echo', arguments: { query: 'q' } }).catch((e: unknown) => e);
       expect((stale as McpError).code).toBe(ErrorCode.InvalidParams);
     } finally {
-      await other.close();
+      await Promise.all([one.close(), other.close()]);
     }
   });
 
@@ -582,20 +583,26 @@ describe('bermd /mcp', () => {
     });
 
     it('hears of deploys and undeploys on a listen stream, beside the 2025 sessions', async () => {
+      // A 2025 session of its own, which has heard of no other test's deploys.
+      const legacy = await connect(d.url);
       const subscription = await m.listen();
-      expect(subscription.honoredFilter).toEqual({ toolsListChanged: true, resourcesListChanged: true });
-      const told = [m.toolsChanged.next(), m.resourcesChanged.next(), c.toolsChanged.next()];
-      await deploy(d.url, 'later', await harnessImage(sampleManifest({ usage: 'Later usage.' })));
-      await Promise.all(told);
-      // Told, the client dropped what it had kept: the next list is fresh.
-      expect((await m.client.listTools()).tools.map((t) => t.name)).toContain('later.echo');
-      expect((await m.client.listResources()).resources.map((r) => r.uri)).toContain('berm://later/usage');
+      try {
+        expect(subscription.honoredFilter).toEqual({ toolsListChanged: true, resourcesListChanged: true });
+        const told = [m.toolsChanged.next(), m.resourcesChanged.next(), legacy.toolsChanged.next()];
+        await deploy(d.url, 'later', await harnessImage(sampleManifest({ usage: 'Later usage.' })));
+        await Promise.all(told);
+        // Told, the client dropped what it had kept: the next list is fresh.
+        expect((await m.client.listTools()).tools.map((t) => t.name)).toContain('later.echo');
+        expect((await m.client.listResources()).resources.map((r) => r.uri)).toContain('berm://later/usage');
 
-      const gone = [m.toolsChanged.next(), m.resourcesChanged.next()];
-      await undeploy(d.url, 'later');
-      await Promise.all(gone);
-      expect((await m.client.listTools()).tools.map((t) => t.name)).not.toContain('later.echo');
-      await subscription.close();
+        const gone = [m.toolsChanged.next(), m.resourcesChanged.next()];
+        await undeploy(d.url, 'later');
+        await Promise.all(gone);
+        expect((await m.client.listTools()).tools.map((t) => t.name)).not.toContain('later.echo');
+      } finally {
+        await subscription.close();
+        await legacy.close();
+      }
       expect(await subscription.closed).toBe('local');
     });
 

@@ -1,9 +1,10 @@
 // The operator's signals to a real bermd: SIGHUP reads the secrets file again (rotation without a
-// restart), SIGTERM stops accepting, lets what is under way finish within the shutdown grace, and exits 0.
+// restart), SIGTERM stops accepting, lets what is under way finish within the shutdown grace, and exits 0;
+// a second SIGTERM (or Ctrl-C) during that drain exits at once. Each test sets up the secrets it asserts on.
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SPIN_LOG, httpImage, relayImage } from '../../../test/helpers/guest.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, deploy, textOf, valueOf, type McpConnection } from './mcp-client.js';
@@ -34,12 +35,13 @@ describe('SIGHUP', () => {
     return remote.seen[before]?.headers.authorization;
   }
 
-  /** Sends SIGHUP and waits for the n-th log line about it. */
-  async function hangUp(n: number): Promise<Record<string, unknown>> {
+  /** Sends SIGHUP and waits for the log line about it. */
+  async function hangUp(): Promise<Record<string, unknown>> {
     const about = (e: Record<string, unknown>): boolean => e.signal === 'SIGHUP';
+    const before = d.log().filter(about).length;
     d.process.kill('SIGHUP');
-    await d.waitForLog((e) => about(e) && d.log().filter(about).length >= n);
-    return d.log().filter(about)[n - 1]!;
+    await d.waitForLog(() => d.log().filter(about).length > before);
+    return d.log().filter(about)[before]!;
   }
 
   beforeAll(async () => {
@@ -56,6 +58,13 @@ describe('SIGHUP', () => {
     c = await connect(d.url);
   });
 
+  // Every test starts from the file the daemon started with, held: whatever another test left is read over.
+  beforeEach(async () => {
+    await writeFile(file, JSON.stringify({ one: FIRST, two: TWO }));
+    await chmod(file, 0o600);
+    expect(await hangUp()).toMatchObject({ msg: 'SIGHUP: secrets read again', held: 2 });
+  });
+
   afterAll(async () => {
     await c.close();
     await d.stop();
@@ -67,7 +76,7 @@ describe('SIGHUP', () => {
   it('reads the secrets file again: new values are sent from then on, and the log names what changed, never a value', async () => {
     expect(await sentForOne()).toBe(FIRST);
     await writeFile(file, JSON.stringify({ one: ROTATED, three: { value: THREE, harnesses: ['h'] } }));
-    const logged = await hangUp(1);
+    const logged = await hangUp();
     expect(logged).toMatchObject({ msg: 'SIGHUP: secrets read again', added: ['three'], removed: ['two'], changed: ['one'], held: 2 });
     expect(await sentForOne()).toBe(ROTATED);
     // No value, old or new, is in the log.
@@ -76,18 +85,17 @@ describe('SIGHUP', () => {
 
   it('keeps the secrets it holds when the file no longer reads, and says why', async () => {
     await writeFile(file, '{"one": "half-written');
-    expect(await hangUp(2)).toMatchObject({
+    expect(await hangUp()).toMatchObject({
       msg: 'SIGHUP: the secrets file could not be read; the secrets held are kept',
       reason: expect.stringContaining('is not JSON'),
     });
-    expect(await sentForOne()).toBe(ROTATED);
+    expect(await sentForOne()).toBe(FIRST);
     await writeFile(file, JSON.stringify({ one: 'would-be-next' }));
     await chmod(file, 0o644);
-    expect(await hangUp(3)).toMatchObject({ reason: expect.stringContaining('accessible to group or others (mode 0644)') });
-    expect(await sentForOne()).toBe(ROTATED);
+    expect(await hangUp()).toMatchObject({ reason: expect.stringContaining('accessible to group or others (mode 0644)') });
+    expect(await sentForOne()).toBe(FIRST);
     expect(d.stderr()).not.toContain('would-be-next');
-    expect(d.stderr()).not.toContain(ROTATED);
-    await chmod(file, 0o600);
+    expect(d.stderr()).not.toContain(FIRST);
   });
 });
 
@@ -164,6 +172,39 @@ describe('SIGTERM', () => {
       expect(
         d.log().some((e) => e.msg === 'the shutdown grace is over: stopping the calls still running and cutting open connections'),
       ).toBe(true);
+      await c.client.close().catch(() => {});
+    } finally {
+      await d.stop();
+      await removeDir(d.stateDir);
+    }
+  });
+
+  // A second signal during the drain exits at once: SIGTERM twice (a supervisor), Ctrl-C twice (a terminal).
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('%s again during the drain exits at once, with %i, and says so', async (signal, code) => {
+    // A call that would hold the drain for the whole grace: only the second signal ends the process before it.
+    const d = await startDaemon({ args: ['--call-timeout', '2m', '--shutdown-grace', '2m'] });
+    try {
+      await deploy(d.url, 'relay', (await relayImage()).bytes);
+      const c = await connect(d.url);
+      const running = call(c, 'relay.spin').catch((e: unknown) => e);
+      await d.waitForLog((e) => e.msg === SPIN_LOG.message);
+      const exit = d.stop(signal);
+      await d.waitForLog((e) => e.msg === 'shutting down' && e.signal === signal);
+      expect(d.process.exitCode).toBeNull();
+      d.process.kill(signal);
+      expect(await exit).toBe(code);
+      expect(d.log().filter((e) => e.level === 40 && e.signal === signal)).toEqual([
+        expect.objectContaining({
+          msg: 'signalled again while shutting down: exiting at once, without waiting for what is under way',
+          exit_code: code,
+        }),
+      ]);
+      // It did not drain: the call was cut off with its connection, and the clean stop was never reached.
+      expect(await running).toBeInstanceOf(Error);
+      expect(d.log().some((e) => e.msg === 'stopped')).toBe(false);
       await c.client.close().catch(() => {});
     } finally {
       await d.stop();

@@ -71,6 +71,7 @@ export const EXIT_CODES = {
   'unexpected-response': EXIT.unreachable,
   'shutting-down': EXIT.unreachable,
   'session-cap': EXIT.unreachable,
+  'event-stream-cap': EXIT.unreachable,
   // bermd answered, but the database its deployed set is kept in cannot be reached: try again later.
   'store-unavailable': EXIT.unreachable,
   // bermd refuses the image: deploy's negative answer.

@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   'shutting-down': 503,
   /** Answered on /mcp (as JSON-RPC) to an `initialize` when every session bermd may hold is in use. */
   'session-cap': 503,
+  /** Answered to `GET /events` when as many change streams as bermd holds (`--max-event-streams`) are open. */
+  'event-stream-cap': 503,
   'store-unavailable': 503,
   internal: 500,
 } as const;

@@ -8,8 +8,15 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { HarnessChange } from '@berm/protocol';
 import type { ChangeEvent, Registry } from '../deploy/index.js';
+import { BermdError } from '../errors.js';
 
 export const EVENTS_PATH = '/events';
+
+/**
+ * The most `/events` streams open at once (the default of `--max-event-streams`, as `--max-listens`'s):
+ * each holds a connection, a subscription to the registry and a timer for as long as its client likes.
+ */
+export const MAX_EVENT_STREAMS = 1024;
 
 /** A comment line at this interval keeps proxies and idle timers from closing a quiet stream (the MCP transport's interval). */
 const KEEP_ALIVE_MS = 15_000;
@@ -24,8 +31,17 @@ function frame(change: HarnessChange): string {
   return `event: ${change.type}\ndata: ${JSON.stringify(change)}\n\n`;
 }
 
-/** Adds `GET /events` over `registry`'s changes to the control plugin. */
-export function addChangeStream(app: FastifyInstance, registry: Registry): void {
+/** The refusal of one stream more than `cap`. */
+function capError(cap: number): BermdError {
+  return new BermdError(
+    'event-stream-cap',
+    `bermd is at its cap of ${cap} open event streams (--max-event-streams); close one, or start bermd with a higher --max-event-streams`,
+    { cap },
+  );
+}
+
+/** Adds `GET /events` over `registry`'s changes to the control plugin, holding at most `maxStreams` open. */
+export function addChangeStream(app: FastifyInstance, registry: Registry, maxStreams = MAX_EVENT_STREAMS): void {
   const open = new Set<ServerResponse>();
 
   // A stream never ends by itself: closing the app ends them, or it would wait on them forever.
@@ -34,6 +50,13 @@ export function addChangeStream(app: FastifyInstance, registry: Registry): void 
   });
 
   app.get(EVENTS_PATH, async (request, reply) => {
+    // Counted and added with no await between, so concurrent requests cannot all pass the check.
+    if (open.size >= maxStreams) {
+      const refused = capError(maxStreams);
+      // Answered here rather than thrown: the error handler logs every 5xx as bermd's own failure, and this is a client's.
+      request.log.warn({ cap: maxStreams }, 'an event stream refused: at the cap (--max-event-streams)');
+      return reply.code(refused.status).send(refused.toBody());
+    }
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -51,8 +74,9 @@ export function addChangeStream(app: FastifyInstance, registry: Registry): void 
       unsubscribe();
       clearInterval(keepAlive);
       open.delete(res);
+      request.log.debug({ open: open.size }, 'change stream closed');
     });
     res.write(': subscribed\n\n');
-    request.log.debug('change stream opened');
+    request.log.debug({ open: open.size }, 'change stream opened');
   });
 }

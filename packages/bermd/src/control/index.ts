@@ -1,1 +1,2 @@
+export { MAX_EVENT_STREAMS } from './events.js';
 export { controlPlugin, type ControlOptions } from './plugin.js';

@@ -16,6 +16,8 @@ export interface ControlOptions {
   registry: Registry;
   /** The largest image a deploy accepts; a larger body gets 413 `image-too-large`. */
   maxImageSize: number;
+  /** The most `GET /events` streams open at once; one more gets 503 `event-stream-cap`. `MAX_EVENT_STREAMS` by default. */
+  maxEventStreams?: number;
 }
 
 /** How much of a too-large image is read and dropped so its sender gets the 413; past this the connection is closed. */
@@ -25,7 +27,7 @@ interface NameParams {
   name: string;
 }
 
-export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { registry, maxImageSize }) => {
+export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { registry, maxImageSize, maxEventStreams }) => {
   app.setValidatorCompiler(validatorCompiler);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
@@ -81,5 +83,5 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     return reply.code(204).send();
   });
 
-  addChangeStream(app, registry);
+  addChangeStream(app, registry, maxEventStreams);
 };

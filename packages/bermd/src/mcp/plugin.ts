@@ -179,6 +179,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     underWay.add(done);
     await done;
     underWay.delete(done);
+    if (exchange.generation === 'legacy' && exchange.fresh) sessions.answered(exchange.session);
   };
 
   const plugin: FastifyPluginAsync = async (app) => {

@@ -75,6 +75,11 @@ export class Session implements SessionState, FastCallSession {
 
 export class McpSessions {
   private readonly sessions = new Map<string, Session>();
+  /**
+   * Sessions whose `initialize` is accepted and not yet answered: they have no id yet, and count toward
+   * the cap all the same, or a burst of `initialize`s would each find room before any of them had its id.
+   */
+  private readonly opening = new Set<Session>();
   readonly core: McpCore;
   private readonly sweeper: NodeJS.Timeout;
   private readonly idleMs: number;
@@ -89,8 +94,9 @@ export class McpSessions {
     this.sweeper.unref();
   }
 
+  /** The sessions held: those with an id, and those whose `initialize` is being answered. */
   get size(): number {
-    return this.sessions.size;
+    return this.sessions.size + this.opening.size;
   }
 
   get(id: string): Session | undefined {
@@ -98,24 +104,41 @@ export class McpSessions {
   }
 
   /**
-   * A session for an `initialize` request; it joins the map once the transport has given it an id.
-   * Throws `SessionCapError` at the cap when no session can make room (see `makeRoom`).
+   * A session for an `initialize` request, counted from now; it joins the map once the transport has
+   * given it an id. Throws `SessionCapError` at the cap when no session can make room (see `makeRoom`).
+   * The caller says when the request is answered (`answered`), so one the transport refused stops counting.
    */
   async open(): Promise<Session> {
     this.makeRoom();
     const session = new Session(
       this.core,
       (s) => {
+        this.opening.delete(s);
         this.sessions.set(s.id!, s);
-        this.core.logger.debug({ session: s.id }, 'mcp session opened');
+        this.core.logger.debug({ session: s.id, held: this.size }, 'mcp session opened');
       },
       (s) => {
+        this.opening.delete(s);
         if (s.id !== undefined && this.sessions.get(s.id) === s) this.sessions.delete(s.id);
         this.core.logger.debug({ session: s.id }, 'mcp session closed');
       },
     );
-    await session.server.connect(session.transport);
+    this.opening.add(session);
+    try {
+      await session.server.connect(session.transport);
+    } catch (e) {
+      this.opening.delete(session);
+      throw e;
+    }
     return session;
+  }
+
+  /**
+   * The `initialize` that opened `session` is answered. A session the transport started is in the map by
+   * now; one it refused (a bad header, a malformed request) never will be, and is let go.
+   */
+  answered(session: Session): void {
+    if (this.opening.delete(session)) void session.server.close();
   }
 
   /**
@@ -123,11 +146,11 @@ export class McpSessions {
    * make room: Streamable HTTP lets a server end a session at any time, and its client, answered 404,
    * starts a new one. A client that keeps its stream open, as the SDK's does, is never the one let go, so
    * a flood of `initialize`s pushes out only sessions nobody is listening on. When every session is in
-   * use, the new one is refused. (Sessions whose `initialize` is still being answered are not counted
-   * yet; each counts once it has its id, and the next `open` makes room for it.)
+   * use, the new one is refused. Sessions whose `initialize` is still being answered count, and are never
+   * let go: they are in use.
    */
   private makeRoom(): void {
-    while (this.sessions.size >= this.maxSessions) {
+    while (this.size >= this.maxSessions) {
       let oldest: Session | undefined;
       for (const s of this.sessions.values()) {
         if (s.active === 0 && !s.streamOpen && (oldest === undefined || s.lastSeen < oldest.lastSeen)) oldest = s;
@@ -179,9 +202,11 @@ export class McpSessions {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweeper);
-    await Promise.allSettled([...this.sessions.values()].map((s) => s.server.close()));
-    for (const s of this.sessions.values()) for (const call of s.calls.values()) call.abort();
+    const all = [...this.sessions.values(), ...this.opening];
+    await Promise.allSettled(all.map((s) => s.server.close()));
+    for (const s of all) for (const call of s.calls.values()) call.abort();
     this.sessions.clear();
+    this.opening.clear();
   }
 
   private flush(session: Session): void {

@@ -1,0 +1,41 @@
+// The 2025 sessions' cap in one process: what McpSessions counts while `initialize`s are being answered.
+// A bermd process under a burst of them is in bounds.test.ts.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { McpSessions, SessionCapError, ToolCatalog, type McpCore } from '../dist/mcp/index.js';
+
+const core: McpCore = {
+  catalog: new ToolCatalog('.'),
+  call: () => Promise.reject(new Error('no tool is called here')),
+  recordUse: () => {},
+  logger: pino({ level: 'silent' }),
+  version: '0.0.0',
+  broadcastEvent: () => {},
+};
+
+describe('McpSessions at its cap', () => {
+  it('counts a session from when its initialize is accepted, before the transport gives it an id', async () => {
+    const sessions = new McpSessions(core, 60_000, 3);
+    try {
+      // Three initializes accepted and none answered yet: what a burst looks like from inside.
+      const opening = await Promise.all([sessions.open(), sessions.open(), sessions.open()]);
+      expect(opening.map((s) => s.id)).toEqual([undefined, undefined, undefined]);
+      expect(sessions.size).toBe(3);
+      const refused = await sessions.open().catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SessionCapError);
+      expect((refused as SessionCapError).message).toBe(
+        'bermd is at its cap of 3 MCP sessions, all in use (--max-sessions); try again when one ends',
+      );
+
+      // An initialize answered without a session (the transport refused it) frees its place.
+      sessions.answered(opening[0]!);
+      expect(sessions.size).toBe(2);
+      await sessions.open();
+      expect(sessions.size).toBe(3);
+      await expect(sessions.open()).rejects.toBeInstanceOf(SessionCapError);
+    } finally {
+      await sessions.close();
+    }
+    expect(sessions.size).toBe(0);
+  });
+});
