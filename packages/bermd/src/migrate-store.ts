@@ -63,8 +63,8 @@ export async function migrateStore(argv: string[]): Promise<void> {
   const from = await DirectoryStore.open(options.from);
   try {
     const report = await moveStore(from, to);
+    // A reason can quote an image's own text (its manifest's words, a compile error's): escaped as on stderr.
     for (const h of report)
-      // A reason can quote an image's own text (its manifest's words, a compile error's): escaped as on stderr.
       process.stdout.write(`${h.name} ${h.digest}: ${SAID[h.outcome]}${h.reason === undefined ? '' : ` (${printable(h.reason)})`}\n`);
     const moved = report.filter((h) => h.outcome === 'moved').length;
     const failed = report.filter((h) => h.outcome === 'unreadable').length;
