@@ -64,6 +64,7 @@ export const EXIT_CODES = {
   'no-entry': EXIT.badInput,
   'build-error': EXIT.badInput,
   'toolchain-incomplete': EXIT.badInput,
+  'bad-package-name': EXIT.badInput,
 
   // The daemon could not be reached, or what answered at its address is not bermd.
   'daemon-unreachable': EXIT.unreachable,

@@ -15,11 +15,13 @@
  * relay keeps trying in the background: once bermd answers again, a 2025 session is opened anew with
  * the client's own `initialize` (and log level), a dropped listen is sent again, and the client is told
  * the lists changed, since it may have missed a deploy. stdout carries the protocol only; what the
- * relay has to say goes to `log` (stderr).
+ * relay has to say goes to `log` (stderr). Whatever answers at the address is no more trusted than an
+ * image: what the relay quotes of it (the SDK's messages carry an answer's body) is made printable.
  */
-import type { Readable, Writable } from 'node:stream';
+import { pipeline, type Readable, type Writable } from 'node:stream';
 import { daemonUrl } from '@berm/client';
 import {
+  type JSONRPCErrorResponse,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
@@ -31,6 +33,8 @@ import {
   SUBSCRIPTION_ID_META_KEY,
 } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { printable } from './format/printable.js';
+import { JsonRpcLines } from './mcp-stdin.js';
 
 export interface BridgeOptions {
   /** bermd's MCP endpoint, `http://127.0.0.1:7477/mcp`. */
@@ -61,17 +65,44 @@ function statusOf(error: unknown): number | undefined {
   return typeof data?.status === 'number' ? data.status : undefined;
 }
 
+/**
+ * The JSON-RPC error bermd answered a failed send with (its body), when the body holds one. Its id is
+ * not read: bermd answers null where it refuses a request before reading it (a 503 `session-cap`).
+ */
+function answeredError(error: unknown): JSONRPCErrorResponse['error'] | undefined {
+  const text = (error as { data?: { text?: unknown } } | undefined)?.data?.text;
+  if (typeof text !== 'string') return undefined;
+  let body: { error?: { code?: unknown; message?: unknown; data?: unknown } } | null;
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    return undefined;
+  }
+  const said = body?.error;
+  if (typeof said !== 'object' || said === null || !Number.isInteger(said.code) || typeof said.message !== 'string') return undefined;
+  return { code: said.code as number, message: said.message, ...(said.data === undefined ? {} : { data: said.data }) };
+}
+
+/** How much of an answer that is not bermd's JSON-RPC is quoted: enough to tell a proxy's page from bermd. */
+const QUOTED = 300;
+
+/** What went wrong, in words: the connection's error, or what bermd answered; as it came, to be made printable. */
 function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
   if (typeof cause?.code === 'string') return cause.code;
   if (typeof cause?.message === 'string') return cause.message;
-  return error instanceof Error ? error.message : String(error);
+  const status = statusOf(error);
+  const said = answeredError(error)?.message ?? (error instanceof Error ? error.message : String(error));
+  const quoted = said.length > QUOTED ? `${said.slice(0, QUOTED)}...` : said;
+  return status === undefined ? quoted : `answered ${status}: ${quoted}`;
 }
 
 export class McpBridge {
   private readonly options: BridgeOptions;
   private readonly retry: { first: number; max: number };
   private readonly down: StdioServerTransport;
+  /** stdin less the lines that are not JSON-RPC, which it answers itself: what `down` reads. */
+  private readonly lines: JsonRpcLines;
   private up: StreamableHTTPClientTransport;
   /** The client's own handshake (once bermd accepted it) and log level (2025 generation), replayed on a new session. */
   private initialize?: JSONRPCRequest;
@@ -101,7 +132,11 @@ export class McpBridge {
   constructor(options: BridgeOptions) {
     this.options = options;
     this.retry = options.retryMs ?? DEFAULT_RETRY;
-    this.down = new StdioServerTransport(options.stdin, options.stdout);
+    this.lines = new JsonRpcLines((answer) => {
+      this.options.log(`stdin: a line that is not a JSON-RPC message, answered ${answer.error.code}`);
+      void this.toClient(answer);
+    });
+    this.down = new StdioServerTransport(this.lines, options.stdout);
     this.up = this.upstream();
     this.done = new Promise((resolve) => (this.finish = resolve));
   }
@@ -109,9 +144,15 @@ export class McpBridge {
   async start(): Promise<void> {
     await this.up.start();
     this.down.onmessage = (message) => void this.fromClient(message);
-    this.down.onerror = (e) => this.options.log(`stdin: ${e.message}`);
+    this.down.onerror = (e) => {
+      // The transport closes itself on an error of stdout; the relay then ends, as when stdin closes.
+      if ((e as NodeJS.ErrnoException).code === 'EPIPE') this.options.log('stdout is closed: the client has gone; ending');
+      else this.options.log(`stdio: ${e.message}`);
+    };
     this.down.onclose = () => void this.close();
     await this.down.start();
+    // Errors reach the transport through `lines`, which pipeline destroys with them.
+    pipeline(this.options.stdin ?? process.stdin, this.lines, () => {});
     this.options.log(`relaying MCP on stdio to ${this.options.endpoint.href}`);
   }
 
@@ -191,8 +232,9 @@ export class McpBridge {
         this.listens.delete(request.id);
       }
       const status = statusOf(e);
-      // bermd no longer knows the session (it restarted): a new one, then this message again.
+      // bermd no longer knows the session (it restarted, or let an idle one go): a new one, then this message again.
       if (status === 404 && mayReconnect && this.initialize !== undefined && request?.method !== 'initialize') {
+        this.options.log('bermd no longer knows the session; opening a new one');
         if (await this.reconnect()) return this.send(message, false);
       }
       if (status === undefined) this.lost(`it is not reachable (${describe(e)})`);
@@ -200,15 +242,24 @@ export class McpBridge {
     }
   }
 
+  /**
+   * Answers a request the relay could not send. bermd's own JSON-RPC error (a 503 `session-cap`) is the
+   * answer, as bermd gave it; otherwise the relay says what happened. A client may show the message.
+   */
   private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
     const where = this.options.endpoint.href;
+    const said = status === undefined || status === 401 ? undefined : answeredError(e);
+    if (said !== undefined) {
+      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(said.message) } });
+      return;
+    }
     const message =
       status === undefined
         ? `bermd is not reachable at ${where} (${describe(e)}); berm mcp keeps trying, and the request can be sent again`
         : status === 401
           ? `bermd at ${where} refused the token (401): set BERM_TOKEN to the daemon's token`
-          : `bermd at ${where} answered ${status}: ${describe(e)}`;
-    await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: UNREACHABLE_CODE, message } });
+          : `bermd at ${where} ${describe(e)}`;
+    await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: UNREACHABLE_CODE, message: printable(message) } });
   }
 
   private fromDaemon(message: JSONRPCMessage): void {
@@ -249,7 +300,10 @@ export class McpBridge {
   }
 
   private async toClient(message: JSONRPCMessage): Promise<void> {
-    await this.down.send(message).catch((e: unknown) => this.options.log(`stdout: ${describe(e)}`));
+    await this.down.send(message).catch((e: unknown) => {
+      // Once the client has gone, what could not reach it has nowhere to go.
+      if (!this.closed) this.options.log(`stdout: ${describe(e)}`);
+    });
   }
 
   /** Tells the client the lists may have changed: on its session, or on the listen stream that asked. */
@@ -359,6 +413,8 @@ export class McpBridge {
     if (this.closed) return;
     this.closed = true;
     for (const call of this.inflight.values()) call.abort();
+    // stdin may still be open (the client closed stdout): it is read no more.
+    this.lines.destroy();
     if (this.up.sessionId !== undefined) await this.up.terminateSession().catch(() => {});
     await this.up.close().catch(() => {});
     this.finish();
@@ -375,7 +431,8 @@ export function mcpEndpoint(daemon: string): URL {
 /** Relays this process's stdin and stdout to the bermd at `daemon` until stdin closes; diagnostics go to stderr. */
 export async function runBridge(daemon: string, token: string | undefined): Promise<string> {
   const endpoint = mcpEndpoint(daemon);
-  const bridge = new McpBridge({ endpoint, token, log: (line) => process.stderr.write(`berm mcp: ${line}\n`) });
+  // Every line is made printable here, in one place: most quote what answered at the address.
+  const bridge = new McpBridge({ endpoint, token, log: (line) => process.stderr.write(`berm mcp: ${printable(line)}\n`) });
   await bridge.start();
   await bridge.done;
   return endpoint.href;

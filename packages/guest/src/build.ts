@@ -4,10 +4,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ManifestData } from '@berm/manifest';
 import { GuestError } from './errors.js';
+import { imageName } from './image-name.js';
 import { resolveToolchain, type Toolchain } from './toolchain.js';
 import type { BermTransformOptions, BuildReport, TransformClass } from './transform/index.js';
 
@@ -34,7 +35,7 @@ export interface Diagnostic {
 }
 
 export interface BuildResult {
-  /** The harness's name: package.json's name without its scope, else the directory's name. */
+  /** The harness's name: package.json's name without its scope, else the directory's name; always a harness name. */
   name: string;
   bytes: Uint8Array;
   manifest: ManifestData;
@@ -75,6 +76,9 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
       { dir: options.dir },
     );
   }
+  // Checked before the compile, which takes seconds; unknown only when package.json is broken, which fails the compile.
+  const packageText = await readFile(join(dir, 'package.json'), 'utf8').catch(() => null);
+  const name = imageName(packageText, dir, options.dir);
   const toolchain = resolveToolchain(dir);
   const asc = (await import(pathToFileURL(join(toolchain.assemblyscript.dir, 'dist', 'asc.js')).href)) as { default: Asc } & Asc;
   const transformModule = (await import(pathToFileURL(join(toolchain.guest.dir, 'dist', 'transform', 'index.js')).href)) as {
@@ -150,12 +154,11 @@ export async function build(options: BuildOptions): Promise<BuildResult> {
   });
   const errors = diagnostics.filter((d) => d.category === 'error');
   const text = ownReport(stderr.toString());
-  if (result.error !== null || errors.length > 0 || bytes === undefined || report.manifest === undefined) {
+  if (result.error !== null || errors.length > 0 || bytes === undefined || report.manifest === undefined || name === undefined) {
     const count = errors.length;
     const why = count > 0 ? `${count} error${count === 1 ? '' : 's'}` : (result.error?.message ?? 'no module was produced');
     throw new GuestError('build-error', `${join(options.dir, ENTRY)} did not build: ${why}`, { diagnostics: errors, text });
   }
-  const name = report.project?.name || basename(dir);
   return { name, bytes, manifest: report.manifest, toolchain, diagnostics: diagnostics.filter((d) => !d.file?.startsWith('~lib/')), text };
 }
 

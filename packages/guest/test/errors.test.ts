@@ -1,6 +1,8 @@
 // What a build refuses, each reported where it is written (file, line, column) with a message that
 // says what to do. Two projects: one whose problems are found before code is generated (signatures
-// and types), one whose code compiles but whose imports, events and secrets disagree with package.json.
+// and types), one whose code compiles but whose imports, events and secrets disagree with package.json;
+// and the projects refused before anything compiles (no entry, a name that cannot name the image).
+import { join } from 'node:path';
 import { build, isGuestError, type Diagnostic } from '@berm/guest/build';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { removeProject, writeProject } from './helpers/project.js';
@@ -55,6 +57,41 @@ export function fine(): i32 {
 }
 
 export { helper } from "./helper";
+
+@json
+class Bytes {
+  data: Uint8Array = new Uint8Array(0);
+}
+
+export function typedArray(args: Bytes): void {}
+
+@json
+class WithCallback {
+  done: () => void = (): void => {};
+}
+
+export function callback(): WithCallback {
+  return new WithCallback();
+}
+
+@json
+class Sized {
+  size: usize = 0;
+}
+
+export function sized(args: Sized): void {}
+
+@json
+class Offset {
+  offset: isize = 0;
+}
+
+@json
+class Nested {
+  at!: Offset;
+}
+
+export function nested(args: Nested): void {}
 `;
 
 const IMPORTS = `import { emit, fetch } from "@berm/guest";
@@ -170,6 +207,36 @@ describe('signatures and types a tool or event cannot have', () => {
     });
   });
 
+  it('a typed array and a function, at the type as written, saying what to use', () => {
+    const use = 'use bool, integers, f32/f64, string, Array<T>, Map<string, T>, T | null or a @json class';
+    expect(find(diagnostics, /tool typedArray:/)).toMatchObject({
+      file: 'assembly/index.ts',
+      ...at(TYPES, 'Uint8Array ='),
+      message: `Transform 'berm': tool typedArray: type Uint8Array has no JSON form: ${use}`,
+    });
+    expect(find(diagnostics, /tool callback:/)).toMatchObject({
+      file: 'assembly/index.ts',
+      ...at(TYPES, '() => void ='),
+      message: `Transform 'berm': tool callback: type () => void has no JSON form (functions and host references cannot be sent): ${use}`,
+    });
+  });
+
+  it('an isize or usize field of an argument, or of a class inside one, at its type: json-as would skip it', () => {
+    expect(find(diagnostics, /tool sized:/)).toMatchObject({
+      file: 'assembly/index.ts',
+      ...at(TYPES, 'usize = 0'),
+      message:
+        "Transform 'berm': tool sized: an argument field cannot be usize: json-as skips one whose key comes out of declaration order; use u32, the same on wasm32",
+    });
+    expect(find(diagnostics, /tool nested:/)).toMatchObject({
+      file: 'assembly/index.ts',
+      ...at(TYPES, 'isize = 0'),
+      message: expect.stringContaining(
+        'an argument field cannot be isize: json-as skips one whose key comes out of declaration order; use i32',
+      ),
+    });
+  });
+
   it('an @event class that is not @json, at its name', () => {
     expect(find(diagnostics, /event class Loose/)).toMatchObject({
       file: 'assembly/index.ts',
@@ -187,7 +254,7 @@ describe('signatures and types a tool or event cannot have', () => {
   });
 
   it('reports nothing else, and prints each as the compiler does, with file(line,column)', () => {
-    expect(diagnostics).toHaveLength(8);
+    expect(diagnostics).toHaveLength(12);
     expect(text).toContain(`└─ in assembly/index.ts(${at(TYPES, 'two(').line},${at(TYPES, 'two(').column})`);
   });
 });
@@ -236,5 +303,37 @@ describe('imports, events and secrets that disagree with package.json', () => {
       'the harness uses Math.random (seeded by the host), which imports env.seed from the host',
     );
     expect(diagnostics).toHaveLength(5);
+  });
+});
+
+describe('projects refused before anything compiles', () => {
+  async function refusal(files: Record<string, string | object>): Promise<{ dir: string; error: Record<string, unknown> }> {
+    const dir = await writeProject(files);
+    try {
+      const error = await build({ dir }).catch((e: unknown) => e);
+      if (!isGuestError(error)) throw new Error(`expected a refusal, got ${String(error)}`);
+      return { dir, error: error.toJSON() };
+    } finally {
+      await removeProject(dir);
+    }
+  }
+
+  it('a directory without assembly/index.ts (no-entry), saying what a harness needs', async () => {
+    const { dir, error } = await refusal({ 'package.json': { name: 'empty' }, 'assembly/other.ts': 'export function f(): void {}\n' });
+    expect(error).toEqual({
+      code: 'no-entry',
+      message: `${join(dir, 'assembly/index.ts')} does not exist: a harness's entry is assembly/index.ts (crab new NAME writes a project)`,
+      dir,
+    });
+  });
+
+  it('a package.json name that is not a harness name once its scope is off (bad-package-name), saying the rule', async () => {
+    const { dir, error } = await refusal({ 'package.json': { name: '@acme/../x' }, 'assembly/index.ts': 'export function f(): void {}\n' });
+    expect(error).toEqual({
+      code: 'bad-package-name',
+      message: `${join(dir, 'package.json')}: the name "@acme/../x" is not a harness name, and it names the image (build/<name>.wasm, without the scope): use 1 to 64 letters, digits, '_' or '-' (no dots, slashes or spaces), as in "weather" or "@acme/weather"`,
+      file: join(dir, 'package.json'),
+      name: '@acme/../x',
+    });
   });
 });

@@ -5,6 +5,7 @@ import * as Flags from '@oclif/core/flags';
 import { bundledToolchain } from '@berm/guest/build';
 import { BaseCommand } from '../base-command.js';
 import { CliError } from '../failure.js';
+import { printable } from '../format/printable.js';
 import { PROJECT_NAME, scaffold } from '../scaffold.js';
 
 export interface NewResult {
@@ -55,9 +56,12 @@ export default class New extends BaseCommand {
     }
     const result = { name: args.name, dir, files: files.map((f) => f.path) };
     if (!this.jsonEnabled()) {
-      this.log(`wrote ${dir}/: ${result.files.join(', ')}`);
+      // DIR is as typed, and a terminal would act on an escape sequence in it as readily as in an image's text.
+      this.log(printable(`wrote ${dir}/: ${result.files.join(', ')}`));
       this.log(
-        `next: ${this.config.bin} build ${dir} && ${this.config.bin} deploy ${args.name} ${join(dir, 'build', `${args.name}.wasm`)}`,
+        printable(
+          `next: ${this.config.bin} build ${dir} && ${this.config.bin} deploy ${args.name} ${join(dir, 'build', `${args.name}.wasm`)}`,
+        ),
       );
     }
     return result;

@@ -6,6 +6,13 @@
  *
  * A field is required in arguments when it has no initializer (the initializer is its default),
  * and in results and events unless json-as may leave it out (`@omitnull`, `@omitif`).
+ *
+ * Two field types json-as 1.6 reads worse than it writes, in the classes of arguments: a `JSON.Value`
+ * field takes only an object (any other value aborts the call, or leaves an optional field's initial
+ * value without a word), so there the schema says object and the host refuses what the tool could not
+ * read; an `isize` or `usize` field is skipped when its key does not come in declaration order, which
+ * no caller can know, so it is refused. As items of an array or values of a map, both are read whatever
+ * the order and the value.
  */
 import { CommonFlags, ElementKind, NodeKind, TypeKind } from 'assemblyscript';
 import type {
@@ -54,6 +61,11 @@ const INTEGERS: Partial<Record<number, { format: string; unsigned: boolean }>> =
   [TypeKind.U64]: { format: 'uint64', unsigned: true },
   [TypeKind.Usize]: { format: 'uint32', unsigned: true },
 };
+
+const JSON_VALUE = /\/json-as\/assembly\/index\/JSON\.Value$/;
+
+/** What every refusal of a type says to use instead. */
+const USE = 'use bool, integers, f32/f64, string, Array<T>, Map<string, T>, T | null or a @json class';
 
 function decoratorName(d: DecoratorNode): string {
   return d.name.kind === NodeKind.Identifier ? (d.name as IdentifierExpression).text : '';
@@ -128,11 +140,14 @@ export class SchemaRenderer {
         return integer.unsigned ? { type: 'integer', format: integer.format, minimum: 0 } : { type: 'integer', format: integer.format };
       if (type.kind === TypeKind.F32) return { type: 'number', format: 'float' };
       if (type.kind === TypeKind.F64) return { type: 'number', format: 'double' };
-      throw new UnsupportedType(`type ${typeName(this.program, type)} has no JSON form`, at);
+      throw new UnsupportedType(`type ${typeName(this.program, type)} has no JSON form: ${USE}`, at);
     }
     const cls = type.classReference;
     if (cls === null)
-      throw new UnsupportedType(`type ${typeName(this.program, type)} has no JSON form (functions and host references cannot be sent)`, at);
+      throw new UnsupportedType(
+        `type ${typeName(this.program, type)} has no JSON form (functions and host references cannot be sent): ${USE}`,
+        at,
+      );
     const schema = this.renderClass(cls, dir, at);
     return type.isNullableReference ? nullable(schema) : schema;
   }
@@ -170,15 +185,28 @@ export class SchemaRenderer {
       return { type: 'object', additionalProperties: this.render(args[1]!, dir, at) };
     }
     const name = proto.internalName;
-    if (/\/json-as\/assembly\/index\/JSON\.Value$/.test(name)) return {};
+    if (JSON_VALUE.test(name)) return {};
     if (/\/json-as\/assembly\/index\/JSON\.Obj$/.test(name)) return { type: 'object' };
     if (!isJsonClass(cls)) {
+      throw new UnsupportedType(`type ${typeName(program, cls.type)} has no JSON form: ${USE}`, at);
+    }
+    return this.renderObject(cls, dir, at);
+  }
+
+  /** A field's schema: its type's, but for the field types json-as reads worse than it writes, in arguments. */
+  private renderField(type: Type, dir: Direction, at: Range | null): JsonSchema {
+    if (dir === 'in' && (type.kind === TypeKind.Isize || type.kind === TypeKind.Usize) && !type.isReference) {
+      const instead = type.kind === TypeKind.Isize ? 'i32' : 'u32';
       throw new UnsupportedType(
-        `type ${typeName(program, cls.type)} has no JSON form: use bool, integers, f32/f64, string, Array<T>, Map<string, T>, T | null or a @json class`,
+        `an argument field cannot be ${type.toString()}: json-as skips one whose key comes out of declaration order; use ${instead}, the same on wasm32`,
         at,
       );
     }
-    return this.renderObject(cls, dir, at);
+    const cls = type.classReference;
+    if (dir === 'in' && type.isReference && cls !== null && JSON_VALUE.test(cls.prototype.internalName)) {
+      return type.isNullableReference ? { type: ['object', 'null'] } : { type: 'object' };
+    }
+    return this.render(type, dir, at);
   }
 
   private renderObject(cls: Class, dir: Direction, at: Range | null): JsonSchema {
@@ -200,7 +228,7 @@ export class SchemaRenderer {
         const marks = decorators(fdecl);
         if (marks.has('omit')) continue;
         const key = aliasOf(marks) ?? field.name;
-        const schema = this.render(field.type, dir, fdecl.type?.range ?? fdecl.range);
+        const schema = this.renderField(field.type, dir, fdecl.type?.range ?? fdecl.range);
         const fieldDoc = docBefore(fdecl.range.source.text, fdecl.range.start, decl.range.start);
         const described: JsonSchema = { ...schema };
         if (fieldDoc.text) described.description = fieldDoc.text;
