@@ -68,6 +68,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'shutdownGraceMs'
       | 'maxListens'
       | 'maxEventStreams'
+      | 'mcpFastPath'
       | 'store'
       | 'storeWaitMs'
       | 'reconcileIntervalMs'
@@ -253,7 +254,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   });
-  const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody });
+  const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody, fastPath: config.mcpFastPath });
   void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize, maxEventStreams: config.maxEventStreams });
   void app.register(mcp.plugin);
   void app.register(uiPlugin);
