@@ -48,6 +48,8 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
+  /** The interval of every SSE stream's keep-alive comment, `/events` and `/mcp` alike; 15 s (the MCP SDK's) when unset. Not a flag. */
+  keepAliveMs?: number;
 } & Partial<
     Pick<
       DaemonOptions,
@@ -236,6 +238,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     logger,
     version: readVersion(),
     broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
+    keepAliveMs: config.keepAliveMs,
   };
   sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions);
   const mcpSessions = sessions;
@@ -255,7 +258,12 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     requestTimeoutMs: config.requestTimeoutMs,
   });
   const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody, fastPath: config.mcpFastPath });
-  void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize, maxEventStreams: config.maxEventStreams });
+  void app.register(controlPlugin, {
+    registry,
+    maxImageSize: config.maxImageSize,
+    maxEventStreams: config.maxEventStreams,
+    keepAliveMs: config.keepAliveMs,
+  });
   void app.register(mcp.plugin);
   void app.register(uiPlugin);
 

@@ -11,7 +11,8 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../dist/app/index.js';
 import { createMcpEndpoint, type McpCore, type McpEndpoint, McpSessions, StatelessMcp, ToolCatalog } from '../dist/mcp/index.js';
-import { FAST_HEADERS_AFTER_MS, SSE_KEEP_ALIVE_MS } from '../dist/mcp/fast-call.js';
+import { SSE_KEEP_ALIVE_MS } from '../dist/app/index.js';
+import { FAST_HEADERS_AFTER_MS } from '../dist/mcp/fast-call.js';
 import type { CallOutcome } from '../dist/runtime/index.js';
 import { sampleManifest } from '../../../test/helpers/harness.js';
 
