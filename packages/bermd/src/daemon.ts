@@ -11,7 +11,8 @@ import { buildApp, HostPolicy } from './app/index.js';
 import { controlPlugin } from './control/index.js';
 import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
-import { BermdError } from './errors.js';
+import { wireErrorOf } from './error-table.js';
+import type { BermdError } from './errors.js';
 import { HTTP_SYSCALLS } from '@berm/protocol';
 import {
   createMcpEndpoint,
@@ -107,20 +108,21 @@ const PINO_LEVEL: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' |
 
 /** A runtime refusal of an image, as the deploy answers it. */
 function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): BermdError {
+  // The code is the error table's; the words and details are the deploy's.
   switch (e.code) {
     case 'memory-too-large':
-      return new BermdError('memory-too-large', `${e.message} (see ${ownCap ? 'the max_memory the deploy set' : '--max-memory'})`, {
+      return wireErrorOf(e, `${e.message} (see ${ownCap ? 'the max_memory the deploy set' : '--max-memory'})`, {
         limit: maxMemoryBytes,
         where: e.where,
       });
     case 'bad-schema':
-      return new BermdError('bad-schema', e.message, { where: e.where });
+      return wireErrorOf(e, e.message, { where: e.where });
     case 'bad-module':
-      return new BermdError('unsupported-module', `the runtime cannot run this module: ${e.message}`);
+      return wireErrorOf(e, `the runtime cannot run this module: ${e.message}`);
     case 'bad-harness':
-      return new BermdError('missing-export', e.message, { tool: e.where });
+      return wireErrorOf(e, e.message, { tool: e.where });
     default:
-      return new BermdError('internal', e.message);
+      return wireErrorOf(e);
   }
 }
 

@@ -13,15 +13,8 @@ import {
   MAX_STORE_TIMEOUT_MS,
   parseWindow,
 } from './deploy/index.js';
-import {
-  DEFAULT_HTTP_MAX_BODY,
-  parseResolve,
-  ResolveError,
-  SERVABLE_SYSCALLS,
-  Secrets,
-  SecretsFileError,
-  type ResolveEntry,
-} from './egress/index.js';
+import { DEFAULT_HTTP_MAX_BODY, parseResolve, SERVABLE_SYSCALLS, Secrets, type ResolveEntry } from './egress/index.js';
+import { isBadOption } from './error-table.js';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_LIMITS,
@@ -349,7 +342,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   try {
     resolve = (values.resolve ?? []).map(parseResolve);
   } catch (e) {
-    if (e instanceof ResolveError) throw new OptionsError(e.message);
+    if (isBadOption(e)) throw new OptionsError(e.message);
     throw e;
   }
   let secrets = Secrets.none();
@@ -357,7 +350,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     try {
       secrets = await Secrets.load(values.secrets);
     } catch (e) {
-      if (e instanceof SecretsFileError) throw new OptionsError(e.message);
+      if (isBadOption(e)) throw new OptionsError(e.message);
       throw e;
     }
   }

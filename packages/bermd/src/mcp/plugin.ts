@@ -18,7 +18,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { ApiError } from '@berm/protocol';
 import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import { drainRejectedBody } from '../app/index.js';
-import { BermdError } from '../errors.js';
+import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
 import { cancelledIds } from './fast-call.js';
 import { SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
@@ -100,7 +100,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           session = await sessions.open();
         } catch (e) {
           if (!(e instanceof SessionCapError)) throw e;
-          throw new BermdError('session-cap', e.message, { cap: e.cap });
+          throw wireErrorOf(e, e.message, { cap: e.cap });
         }
       } else {
         return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
@@ -148,7 +148,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
       if (error.statusCode !== undefined && error.statusCode < 500) return rpcError(reply, error.statusCode, -32600, error.message);
       request.log.error({ err: error }, 'mcp request failed');
-      return rpcError(reply, 500, -32603, 'bermd failed to answer this request; its log says why');
+      return rpcError(reply, 500, -32603, INTERNAL_MESSAGE);
     });
     app.route({
       method: ['GET', 'POST', 'DELETE'],
