@@ -11,7 +11,8 @@ import { buildApp, HostPolicy } from './app/index.js';
 import { controlPlugin } from './control/index.js';
 import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
-import { BermdError } from './errors.js';
+import { wireErrorOf } from './error-table.js';
+import type { BermdError } from './errors.js';
 import { HTTP_SYSCALLS } from '@berm/protocol';
 import {
   createMcpEndpoint,
@@ -48,6 +49,8 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   threads?: number | { min?: number; max?: number };
   /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
   breaksWindowMs?: number;
+  /** The interval of every SSE stream's keep-alive comment, `/events` and `/mcp` alike; 15 s (the MCP SDK's) when unset. Not a flag. */
+  keepAliveMs?: number;
 } & Partial<
     Pick<
       DaemonOptions,
@@ -68,6 +71,7 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
       | 'shutdownGraceMs'
       | 'maxListens'
       | 'maxEventStreams'
+      | 'mcpFastPath'
       | 'store'
       | 'storeWaitMs'
       | 'reconcileIntervalMs'
@@ -104,20 +108,21 @@ const PINO_LEVEL: Record<string, 'trace' | 'debug' | 'info' | 'warn' | 'error' |
 
 /** A runtime refusal of an image, as the deploy answers it. */
 function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): BermdError {
+  // The code is the error table's; the words and details are the deploy's.
   switch (e.code) {
     case 'memory-too-large':
-      return new BermdError('memory-too-large', `${e.message} (see ${ownCap ? 'the max_memory the deploy set' : '--max-memory'})`, {
+      return wireErrorOf(e, `${e.message} (see ${ownCap ? 'the max_memory the deploy set' : '--max-memory'})`, {
         limit: maxMemoryBytes,
         where: e.where,
       });
     case 'bad-schema':
-      return new BermdError('bad-schema', e.message, { where: e.where });
+      return wireErrorOf(e, e.message, { where: e.where });
     case 'bad-module':
-      return new BermdError('unsupported-module', `the runtime cannot run this module: ${e.message}`);
+      return wireErrorOf(e, `the runtime cannot run this module: ${e.message}`);
     case 'bad-harness':
-      return new BermdError('missing-export', e.message, { tool: e.where });
+      return wireErrorOf(e, e.message, { tool: e.where });
     default:
-      return new BermdError('internal', e.message);
+      return wireErrorOf(e);
   }
 }
 
@@ -235,6 +240,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     logger,
     version: readVersion(),
     broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
+    keepAliveMs: config.keepAliveMs,
   };
   sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions);
   const mcpSessions = sessions;
@@ -253,8 +259,13 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   });
-  const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody });
-  void app.register(controlPlugin, { registry, maxImageSize: config.maxImageSize, maxEventStreams: config.maxEventStreams });
+  const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody, fastPath: config.mcpFastPath });
+  void app.register(controlPlugin, {
+    registry,
+    maxImageSize: config.maxImageSize,
+    maxEventStreams: config.maxEventStreams,
+    keepAliveMs: config.keepAliveMs,
+  });
   void app.register(mcp.plugin);
   void app.register(uiPlugin);
 

@@ -13,15 +13,8 @@ import {
   MAX_STORE_TIMEOUT_MS,
   parseWindow,
 } from './deploy/index.js';
-import {
-  DEFAULT_HTTP_MAX_BODY,
-  parseResolve,
-  ResolveError,
-  SERVABLE_SYSCALLS,
-  Secrets,
-  SecretsFileError,
-  type ResolveEntry,
-} from './egress/index.js';
+import { DEFAULT_HTTP_MAX_BODY, parseResolve, SERVABLE_SYSCALLS, Secrets, type ResolveEntry } from './egress/index.js';
+import { isBadOption } from './error-table.js';
 import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_LIMITS,
@@ -110,6 +103,8 @@ export interface DaemonOptions {
   maxListens: number;
   /** The most `GET /events` streams open at once; one more is refused (503 `event-stream-cap`). */
   maxEventStreams: number;
+  /** /mcp's measured departures from the SDK (the fast path and its routing); false sends every request through the SDK. */
+  mcpFastPath: boolean;
 }
 
 export class OptionsError extends Error {
@@ -127,7 +122,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
              [--max-concurrency N] [--workers N] [--max-queue N]
              [--breaks-window DURATION] [--serve SYSCALL[,SYSCALL]] [--http-proxy URL] [--resolve HOST:PORT:ADDRESS]...
              [--secrets FILE] [--http-max-body N[K|M|G]] [--session-idle DURATION] [--max-sessions N] [--max-listens N] [--max-event-streams N]
-             [--mcp-max-body N[K|M|G]]
+             [--mcp-max-body N[K|M|G]] [--mcp-fast-path true|false]
              [--headers-timeout DURATION] [--request-timeout DURATION] [--shutdown-grace DURATION]
        bermd migrate-store --from DIR --to postgres://USER@HOST:PORT/DB   (moves a directory store in; --help says more)
 
@@ -161,6 +156,7 @@ export const USAGE = `usage: bermd [--listen HOST:PORT] [--state DIR | --store p
   --max-listens     most MCP 2026-07-28 listen streams open at once; one more is refused (default ${MAX_LISTENS})
   --max-event-streams most GET /events streams open at once; one more is refused with 503 event-stream-cap (default ${MAX_EVENT_STREAMS})
   --mcp-max-body    largest request body /mcp accepts (default 4M); a tool's arguments and a little framing
+  --mcp-fast-path   false sends every /mcp request through the MCP SDK, to compare with the measured fast path (default true)
   --headers-timeout how long a connection may take to send a request's headers, or sit idle between requests (default 10s)
   --request-timeout how long a connection may take to send a whole request, body included (default 2m); answers may take longer
   --shutdown-grace  on SIGTERM, how long calls and requests under way may take to finish before they are stopped (default 10s);
@@ -216,6 +212,12 @@ function wholeNumber(value: string, flag: string): number {
   return Number(value);
 }
 
+/** `true` or `false`, as a flag that takes a value writes it. */
+function onOff(value: string, flag: string): boolean {
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new OptionsError(`${flag} ${value}: expected true or false`);
+}
+
 function parseSeparator(value: string): string {
   if (!TOOL_SEPARATOR.test(value))
     throw new OptionsError(`--tool-separator ${JSON.stringify(value)}: use 1 to 8 of the characters . _ - /`);
@@ -256,6 +258,7 @@ const FLAGS = {
   'store-timeout': { type: 'string' },
   'max-listens': { type: 'string' },
   'max-event-streams': { type: 'string' },
+  'mcp-fast-path': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -339,7 +342,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   try {
     resolve = (values.resolve ?? []).map(parseResolve);
   } catch (e) {
-    if (e instanceof ResolveError) throw new OptionsError(e.message);
+    if (isBadOption(e)) throw new OptionsError(e.message);
     throw e;
   }
   let secrets = Secrets.none();
@@ -347,7 +350,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     try {
       secrets = await Secrets.load(values.secrets);
     } catch (e) {
-      if (e instanceof SecretsFileError) throw new OptionsError(e.message);
+      if (isBadOption(e)) throw new OptionsError(e.message);
       throw e;
     }
   }
@@ -364,6 +367,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const maxListens = values['max-listens'] === undefined ? MAX_LISTENS : count(values['max-listens'], '--max-listens');
   const maxEventStreams =
     values['max-event-streams'] === undefined ? MAX_EVENT_STREAMS : count(values['max-event-streams'], '--max-event-streams');
+  const mcpFastPath = values['mcp-fast-path'] === undefined ? true : onOff(values['mcp-fast-path'], '--mcp-fast-path');
   // Node's HTTP server refuses a head's time longer than the whole request's.
   if (headersTimeoutMs > requestTimeoutMs)
     throw new OptionsError(
@@ -402,6 +406,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     requestTimeoutMs,
     maxListens,
     maxEventStreams,
+    mcpFastPath,
   };
 }
 

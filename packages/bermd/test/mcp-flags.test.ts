@@ -255,6 +255,15 @@ describe('--token-file', () => {
   });
 });
 
+describe('--mcp-fast-path', () => {
+  it('is on by default, off with false, and refuses anything but true or false', async () => {
+    expect(await parseOptions([])).toMatchObject({ mcpFastPath: true });
+    expect(await parseOptions(['--mcp-fast-path', 'false'])).toMatchObject({ mcpFastPath: false });
+    expect(await parseOptions(['--mcp-fast-path=true'])).toMatchObject({ mcpFastPath: true });
+    await expect(parseOptions(['--mcp-fast-path', 'off'])).rejects.toThrow(/--mcp-fast-path off: expected true or false/);
+  });
+});
+
 describe('the runtime and naming options', () => {
   it('sizes the pool above the per-harness limit, by the rule or as given', async () => {
     const defaults = await parseOptions([]);

@@ -4,6 +4,8 @@
 // which only the SDK's transport answers. In 2026-07-28: alone, and with a `_meta` key the fast path
 // does not read, which leaves it to the SDK's stateless handler. Which path answered is read from
 // bermd's debug log, one line per call, so the comparison is known to be between the two paths.
+// Every test runs twice: with the fast path (the default), and with `--mcp-fast-path false`, where
+// every request goes through the SDK and the same comparisons find the same answers.
 import http from 'node:http';
 import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -67,14 +69,20 @@ function messages(res: RawResponse): unknown[] {
   return res.headers['content-type']?.startsWith('text/event-stream') ? frames(res.body) : [JSON.parse(res.body) as unknown];
 }
 
-describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
+const WAYS = [
+  { way: 'with the fast path', args: [], via: 'fast-path' },
+  { way: 'with --mcp-fast-path false', args: ['--mcp-fast-path', 'false'], via: 'transport' },
+] as const;
+
+describe.each(WAYS)('/mcp tools/call on the wire: the fast path and the SDK, $way', ({ args, via }) => {
+  const fastPath = via === 'fast-path';
   let d: RunningDaemon;
   let sessionId: string;
   const accept = 'application/json, text/event-stream';
   const base = (): Record<string, string> => ({ 'content-type': 'application/json', accept, 'mcp-session-id': sessionId });
 
   beforeAll(async () => {
-    d = await startDaemon({ args: ['--log-level', 'debug'] });
+    d = await startDaemon({ args: ['--log-level', 'debug', ...args] });
     await deploy(d.url, 'basic', (await basicImage()).bytes);
     await deploy(d.url, 'relay', (await relayImage(['basic'])).bytes);
     await deploy(d.url, 'sample', await harnessImage(sampleManifest()));
@@ -149,8 +157,8 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
         expect(fast.headers, version).toEqual(transport.headers);
         expect(frames(fast.body), version).toEqual(frames(transport.body));
       }
-      // The comparison was between the two paths: each call alone took the fast one, each batch the transport.
-      expect(await answeredVia(sessionId, c.id, 8)).toEqual(Array.from({ length: 4 }, () => ['fast-path', 'transport']).flat());
+      // The comparison was between the two paths: each call alone took the fast one (when on), each batch the transport.
+      expect(await answeredVia(sessionId, c.id, 8)).toEqual(Array.from({ length: 4 }, () => [via, 'transport']).flat());
       if (c.name === 'relay.emit') {
         const [event, result] = frames((await post(d.url, base(), message)).body) as Array<Record<string, unknown>>;
         expect(event).toMatchObject({ method: 'notifications/message', params: { level: 'notice', logger: 'relay' } });
@@ -175,7 +183,7 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
         expect(fast.headers).toEqual(sdk.headers);
         expect(messages(fast)).toEqual(messages(sdk));
       }
-      expect(await answeredVia(undefined, id, 4)).toEqual(['fast-path', 'transport', 'fast-path', 'transport']);
+      expect(await answeredVia(undefined, id, 4)).toEqual([via, 'transport', via, 'transport']);
       const [result] = messages(await post(d.url, modernHeaders('tools/call', c.name), message(envelope()))) as Array<
         Record<string, unknown>
       >;
@@ -204,22 +212,17 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
     });
   }
 
-  it("answers the v2 SDK client's 2026-07-28 calls on the fast path", async () => {
+  it(`answers the v2 SDK client's 2026-07-28 calls on the ${via} path`, async () => {
     const client = new ModernClient({ name: 'wire', version: '0' }, { versionNegotiation: { mode: { pin: MODERN } } });
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', d.url)));
     try {
-      const before = d.log().filter((e) => e.msg === 'tools/call finished' && e.tool === 'basic.echo' && e.via === 'fast-path').length;
+      const mine = (e: Record<string, unknown>): boolean =>
+        e.msg === 'tools/call finished' && e.tool === 'basic.echo' && e.session === undefined;
+      const before = d.log().filter(mine).length;
       const result = await client.callTool({ name: 'basic.echo', arguments: { sdk: 2026 } });
       expect(result.content).toEqual([{ type: 'text', text: '{"sdk":2026}' }]);
-      const line = await d.waitForLog(
-        (e) =>
-          e.msg === 'tools/call finished' &&
-          e.tool === 'basic.echo' &&
-          e.session === undefined &&
-          e.via === 'fast-path' &&
-          d.log().filter((x) => x.msg === 'tools/call finished' && x.tool === 'basic.echo' && x.via === 'fast-path').length > before,
-      );
-      expect(line).toMatchObject({ via: 'fast-path' });
+      await d.waitForLog((e) => mine(e) && d.log().filter(mine).length > before);
+      expect(d.log().filter(mine).slice(before)).toEqual([expect.objectContaining({ via })]);
     } finally {
       await client.close();
     }
@@ -283,10 +286,7 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
         });
       const good = `good-${b.title}`;
       for (const id of [`${good}-1`, `${good}-2`]) expect((await call(id, envelope())).status).toBe(200);
-      expect([...(await answeredVia(undefined, `${good}-1`, 1)), ...(await answeredVia(undefined, `${good}-2`, 1))]).toEqual([
-        'fast-path',
-        'fast-path',
-      ]);
+      expect([...(await answeredVia(undefined, `${good}-1`, 1)), ...(await answeredVia(undefined, `${good}-2`, 1))]).toEqual([via, via]);
       const id = `bad-${b.title}`;
       const res = await call(id, { ...envelope(), ...b.meta });
       expect(res.status).toBe(400);
@@ -309,14 +309,14 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
     expect(await answeredVia(undefined, 'b64', 1)).toEqual(['transport']);
   });
 
-  it("answers the MCP SDK client's calls on the fast path", async () => {
+  it(`answers the MCP SDK client's calls on the ${via} path`, async () => {
     const c = await connect(d.url);
     try {
       const result = await c.client.callTool({ name: 'basic.echo', arguments: { sdk: true } });
       expect(result.content).toEqual([{ type: 'text', text: '{"sdk":true}' }]);
       const session = c.transport.sessionId!;
       const line = await d.waitForLog((e) => e.msg === 'tools/call finished' && e.session === session);
-      expect(line).toMatchObject({ tool: 'basic.echo', via: 'fast-path' });
+      expect(line).toMatchObject({ tool: 'basic.echo', via });
       expect(d.log().filter((e) => e.msg === 'tools/call finished' && e.session === session)).toHaveLength(1);
     } finally {
       await c.close();
@@ -340,7 +340,9 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
     return headers;
   }
 
-  it('sends no response for a call its client cancelled, and ends its stream (MCP cancellation)', async () => {
+  // The fast path ends a cancelled call's stream at once; the SDK's transport keeps it open, with no
+  // response, until the session (or the client) ends it. Either way no response is sent.
+  it(`sends no response for a call its client cancelled, and ends its stream ${fastPath ? 'at once' : 'with its session'} (MCP cancellation)`, async () => {
     await deploy(d.url, 'cancelled', (await relayImage()).bytes);
     const headers = await openSession();
     const answer = post(d.url, headers, {
@@ -356,6 +358,10 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
       params: { requestId: 'spin', reason: 'enough' },
     });
     expect(cancel.status).toBe(202);
+    if (!fastPath) {
+      await d.waitForLog((e) => e.msg === 'call cancelled by its caller' && e.harness === 'cancelled');
+      expect((await post(d.url, headers, undefined, 'DELETE')).status).toBe(200);
+    }
     const res = await answer;
     expect(res.status).toBe(200);
     expect(res.body).toBe('');
@@ -386,10 +392,11 @@ describe('/mcp tools/call on the wire: the fast path and the SDK', () => {
   for (const m of malformed) {
     it(`refuses what the SDK refuses, alone or in a batch: ${m.title}`, async () => {
       const message = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'basic.echo', arguments: {} }, ...m.message };
-      // Alone, the session's transport refuses it (a parse error); in a batch, the SDK's classification
-      // (an invalid request). Either way it is a JSON-RPC error, and no call ran.
+      // In a batch, the SDK's classification refuses it (an invalid request). Alone, with the fast path, it
+      // is plainly 2025-era and the session's transport refuses it (a parse error); without, the
+      // classification again. Either way it is a JSON-RPC error, and no call ran.
       for (const [body, code] of [
-        [message, -32700],
+        [message, fastPath ? -32700 : -32600],
         [[message], -32600],
       ] as const) {
         const res = await post(d.url, base(), body);

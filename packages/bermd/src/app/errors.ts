@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@berm/protocol';
+import { wireErrorOf } from '../error-table.js';
 import { BermdError } from '../errors.js';
 
 /**
@@ -10,7 +11,7 @@ export function apiErrorOf(error: FastifyError): BermdError {
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new BermdError('unsupported-media-type', error.message);
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)
     return new BermdError('bad-request', error.message);
-  return new BermdError('internal', 'bermd failed to answer this request; its log says why', {}, { cause: error });
+  return wireErrorOf(error);
 }
 
 /**

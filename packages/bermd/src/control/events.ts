@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { HarnessChange } from '@berm/protocol';
+import { keepAlive, SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { ChangeEvent, Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 
@@ -17,9 +18,6 @@ export const EVENTS_PATH = '/events';
  * each holds a connection, a subscription to the registry and a timer for as long as its client likes.
  */
 export const MAX_EVENT_STREAMS = 1024;
-
-/** A comment line at this interval keeps proxies and idle timers from closing a quiet stream (the MCP transport's interval). */
-const KEEP_ALIVE_MS = 15_000;
 
 function changeOf(event: ChangeEvent): HarnessChange {
   return event.kind === 'deployed'
@@ -40,8 +38,16 @@ function capError(cap: number): BermdError {
   );
 }
 
-/** Adds `GET /events` over `registry`'s changes to the control plugin, holding at most `maxStreams` open. */
-export function addChangeStream(app: FastifyInstance, registry: Registry, maxStreams = MAX_EVENT_STREAMS): void {
+/**
+ * Adds `GET /events` over `registry`'s changes to the control plugin, holding at most `maxStreams` open,
+ * each kept alive every `keepAliveMs` (app/keep-alive.ts).
+ */
+export function addChangeStream(
+  app: FastifyInstance,
+  registry: Registry,
+  maxStreams = MAX_EVENT_STREAMS,
+  keepAliveMs = SSE_KEEP_ALIVE_MS,
+): void {
   const open = new Set<ServerResponse>();
 
   // A stream never ends by itself: closing the app ends them, or it would wait on them forever.
@@ -66,13 +72,12 @@ export function addChangeStream(app: FastifyInstance, registry: Registry, maxStr
     });
     // Subscribed before the first byte goes out: a client that lists the harnesses once it reads it misses nothing.
     const unsubscribe = registry.onChange((event) => res.write(frame(changeOf(event))));
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-    keepAlive.unref();
+    const keeping = keepAlive(res, keepAliveMs);
     open.add(res);
     // The response closes when the client goes away (its connection closed) and when the stream is ended.
     res.once('close', () => {
       unsubscribe();
-      clearInterval(keepAlive);
+      clearInterval(keeping);
       open.delete(res);
       request.log.debug({ open: open.size }, 'change stream closed');
     });

@@ -18,6 +18,8 @@ export interface ControlOptions {
   maxImageSize: number;
   /** The most `GET /events` streams open at once; one more gets 503 `event-stream-cap`. `MAX_EVENT_STREAMS` by default. */
   maxEventStreams?: number;
+  /** The interval of the `/events` streams' keep-alive comment (app/keep-alive.ts); its default when unset. */
+  keepAliveMs?: number;
 }
 
 /** How much of a too-large image is read and dropped so its sender gets the 413; past this the connection is closed. */
@@ -27,7 +29,7 @@ interface NameParams {
   name: string;
 }
 
-export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { registry, maxImageSize, maxEventStreams }) => {
+export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { registry, maxImageSize, maxEventStreams, keepAliveMs }) => {
   app.setValidatorCompiler(validatorCompiler);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
@@ -83,5 +85,5 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     return reply.code(204).send();
   });
 
-  addChangeStream(app, registry, maxEventStreams);
+  addChangeStream(app, registry, maxEventStreams, keepAliveMs);
 };

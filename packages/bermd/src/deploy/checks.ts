@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ABI_VERSION, Manifest, isManifestError } from '@berm/manifest';
 import { ABI_HOST_CALLS, ALLOC_EXPORT, toolExport } from '@berm/protocol';
+import { wireCodeOf } from '../error-table.js';
 import { BermdError, type BermdErrorCode } from '../errors.js';
 import { formatType, readSignatures, sameType, SignatureReadError, type FuncType, type ModuleSignatures } from './wasm-signatures.js';
 
@@ -100,7 +101,7 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
     signatures = readSignatures(bytes);
   } catch (e) {
     if (e instanceof SignatureReadError)
-      return [{ code: 'unsupported-module', message: `the module uses a form bermd cannot check: ${e.message}` }];
+      return [{ code: wireCodeOf(e), message: `the module uses a form bermd cannot check: ${e.message}` }];
     throw e;
   }
   const problems: Problem[] = [];

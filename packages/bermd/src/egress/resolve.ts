@@ -19,6 +19,7 @@ export interface ResolveEntry {
 
 export class ResolveError extends Error {
   readonly code = 'bad-resolve';
+  override name = 'ResolveError';
 }
 
 /** Parses `HOST:PORT:ADDRESS` (ADDRESS may be a bracketed IPv6 address). */

@@ -35,6 +35,7 @@ import {
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
+import { keepAlive } from '../app/index.js';
 import { Stop } from '../runtime/index.js';
 import type { Generation } from './catalog.js';
 import { callTool, type EventMessage, isLoggingLevel, type McpCore, type SessionState, serverInfo } from './server.js';
@@ -220,14 +221,11 @@ export function cancelledIds(body: unknown): readonly RequestId[] {
 
 const NO_IDS: readonly RequestId[] = Object.freeze([]);
 
-/** The SDK's interval between SSE keep-alive comments (its `DEFAULT_SSE_KEEP_ALIVE_MS`, which it does not export). */
-export const SSE_KEEP_ALIVE_MS = 15_000;
-
 /**
  * A call on a 2025 session still running after this long sends its headers. The transport sends them
  * at once; the fast path holds them so that a quick call is one write, and a client or proxy waiting on
  * headers (or closing idle connections) sees them well before any timeout it may have. From then on,
- * as the transport does, an SSE comment goes out every SSE_KEEP_ALIVE_MS until the answer.
+ * as the transport does, the keep-alive comment goes out (app/keep-alive.ts) until the answer.
  */
 export const FAST_HEADERS_AFTER_MS = 1000;
 
@@ -304,13 +302,12 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     if (last) res.end(text);
     else res.write(text);
   };
-  const tick = (): void => {
+  let keeping: NodeJS.Timeout | undefined;
+  const waiting = setTimeout(() => {
     if (res.destroyed) return;
-    if (res.headersSent) res.write(': keepalive\n\n');
-    else res.writeHead(200, headers).flushHeaders();
-    waiting = setTimeout(tick, SSE_KEEP_ALIVE_MS).unref();
-  };
-  let waiting = setTimeout(tick, FAST_HEADERS_AFTER_MS).unref();
+    if (!res.headersSent) res.writeHead(200, headers).flushHeaders();
+    keeping = keepAlive(res, core.keepAliveMs);
+  }, FAST_HEADERS_AFTER_MS).unref();
   const notify = async (params: EventMessage): Promise<void> =>
     write(frame({ jsonrpc: '2.0', method: 'notifications/message', params }), false);
   let message: JSONRPCMessage;
@@ -323,6 +320,7 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     );
   } finally {
     clearTimeout(waiting);
+    clearInterval(keeping);
     session.calls.delete(call.id);
     release();
   }
@@ -340,12 +338,12 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
  */
 export async function answerModernFastCall(core: McpCore, call: ModernFastCallRequest, res: ServerResponse): Promise<void> {
   const { controller, release } = abortOnClose(res);
-  let keepAlive: NodeJS.Timeout | undefined;
+  let keeping: NodeJS.Timeout | undefined;
   const stream = (text: string): void => {
     if (res.destroyed) return;
     if (!res.headersSent) {
       res.writeHead(200, SSE_HEADERS);
-      keepAlive = setInterval(() => res.write(': keepalive\n\n'), SSE_KEEP_ALIVE_MS).unref();
+      keeping = keepAlive(res, core.keepAliveMs);
     }
     res.write(text);
   };
@@ -361,7 +359,7 @@ export async function answerModernFastCall(core: McpCore, call: ModernFastCallRe
       (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
     );
   } finally {
-    clearInterval(keepAlive);
+    clearInterval(keeping);
     release();
   }
   logFinished(core, undefined, call);

@@ -24,4 +24,5 @@ export {
 export { McpSessions, Session, SessionCapError, SESSION_IDLE_MS, MAX_SESSIONS } from './sessions.js';
 export { MAX_LISTENS, StatelessMcp, type StatelessOptions } from './stateless.js';
 export { createMcpEndpoint, MCP_PATH, MAX_MCP_BODY, type McpEndpoint, type McpEndpointOptions } from './plugin.js';
-export { ANSWERERS, fastCall, sdkTransport, type McpAnswerer, type McpExchange } from './transport.js';
+export { fastCall, mcpPaths, sdkTransport, type McpAnswerer, type McpExchange, type McpPaths } from './transport.js';
+export { CachedRouting, sdkRouting, type McpRouting } from './routing.js';

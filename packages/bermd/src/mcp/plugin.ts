@@ -1,7 +1,8 @@
 /**
  * `/mcp` as a fastify plugin, serving both generations of MCP on one endpoint. Fastify reads and
- * bounds the body; the SDK's classification of the request (its body first, then its headers) says
- * which generation it belongs to:
+ * bounds the body; the SDK's classification of the request (its body first, then its headers), through
+ * the routing chosen when the endpoint is made (routing.ts, transport.ts), says which generation it
+ * belongs to:
  *
  * - 2026-07-28 (a `_meta` envelope on every request, no session): the stateless handler
  *   (stateless.ts), which also answers the requests its checks refuse. A stale `mcp-session-id` on
@@ -15,18 +16,13 @@
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@berm/protocol';
-import {
-  classifyInboundRequest,
-  type InboundClassificationOutcome,
-  PROTOCOL_VERSION_META_KEY,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/server';
+import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import { drainRejectedBody } from '../app/index.js';
-import { BermdError } from '../errors.js';
-import { cancelledIds, KnownEnvelopes } from './fast-call.js';
+import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
+import { cancelledIds } from './fast-call.js';
 import { SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
-import { ANSWERERS, type McpAnswerer, type McpExchange } from './transport.js';
+import { type McpAnswerer, type McpExchange, type McpPaths, mcpPaths } from './transport.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -43,8 +39,8 @@ export interface McpEndpointOptions {
   sessions: McpSessions;
   stateless: StatelessMcp;
   maxBodySize?: number;
-  /** Who answers a request, tried in order (the last must answer everything); `ANSWERERS` by default. */
-  answerers?: readonly McpAnswerer[];
+  /** The cached routing and the fast path before the SDK (`--mcp-fast-path`); true by default, false sends every request through the SDK. */
+  fastPath?: boolean;
 }
 
 /** `/mcp`: the plugin to register into the app, and how to stop it. */
@@ -60,41 +56,8 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error, id: null });
 }
 
-/** A header's value as the SDK's classification reads it: one string, or absent. */
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function classify(request: FastifyRequest, body: unknown): InboundClassificationOutcome {
-  return classifyInboundRequest({
-    httpMethod: request.method,
-    protocolVersionHeader: header(request, 'mcp-protocol-version'),
-    mcpMethodHeader: header(request, 'mcp-method'),
-    mcpNameHeader: header(request, 'mcp-name'),
-    body,
-  });
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * Whether the SDK's classification would call the request 2025-era, told without running it: a GET or
- * DELETE, or one JSON-RPC object whose `_meta` claims no protocol version and whose
- * `MCP-Protocol-Version` header, if any, names a 2025-era one. The classification parses every body
- * with zod as a response, an error and a request in turn, a sizeable share of the main thread's time per
- * call in a CPU profile of bermd answering many callers. What this does not settle (batches, envelopes,
- * other versions) the classification decides.
- */
-function plainlyLegacy(request: FastifyRequest, body: unknown): boolean {
-  if (request.method !== 'POST') return true;
-  if (!isObject(body)) return false;
-  const version = header(request, 'mcp-protocol-version');
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return false;
-  const meta = isObject(body.params) ? body.params._meta : undefined;
-  return !(isObject(meta) && PROTOCOL_VERSION_META_KEY in meta);
 }
 
 /** A request whose answer lasts as long as its client wants: a session's stream, a 2026 listen. */
@@ -104,10 +67,9 @@ function isStream(request: FastifyRequest, route: InboundClassificationOutcome |
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { sessions, stateless } = options;
-  const answerers = options.answerers ?? ANSWERERS;
+  const { routing, answerers }: McpPaths = mcpPaths(options.fastPath);
   const bodyLimit = options.maxBodySize ?? MAX_MCP_BODY;
   const underWay = new Set<Promise<void>>();
-  const envelopes = new KnownEnvelopes();
   let closing = false;
 
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
@@ -123,14 +85,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
     }
 
-    let route: InboundClassificationOutcome | undefined;
-    if (!plainlyLegacy(request, body)) {
-      route = envelopes.routeOf(body, request.headers);
-      if (route === undefined) {
-        route = classify(request, body);
-        envelopes.learn(route, request.headers);
-      }
-    }
+    const route = routing.route(request, body);
     let exchange: McpExchange;
     let session: Session | undefined;
     if (route === undefined || route.kind === 'legacy') {
@@ -145,7 +100,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           session = await sessions.open();
         } catch (e) {
           if (!(e instanceof SessionCapError)) throw e;
-          throw new BermdError('session-cap', e.message, { cap: e.cap });
+          throw wireErrorOf(e, e.message, { cap: e.cap });
         }
       } else {
         return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
@@ -193,7 +148,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
       if (error.statusCode !== undefined && error.statusCode < 500) return rpcError(reply, error.statusCode, -32600, error.message);
       request.log.error({ err: error }, 'mcp request failed');
-      return rpcError(reply, 500, -32603, 'bermd failed to answer this request; its log says why');
+      return rpcError(reply, 500, -32603, INTERNAL_MESSAGE);
     });
     app.route({
       method: ['GET', 'POST', 'DELETE'],

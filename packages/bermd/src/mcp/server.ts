@@ -64,6 +64,8 @@ export interface McpCore {
   version: string;
   /** Sends an accepted event to every 2025-era session that asked for logs, but `from`, which receives it with the result of its call. */
   broadcastEvent(message: EventMessage, from: SessionState): void;
+  /** The interval of every `/mcp` stream's keep-alive comment, the SDK's and the fast path's (app/keep-alive.ts); its default when unset. */
+  keepAliveMs?: number;
 }
 
 /** What a server keeps about its client: for a session, what `logging/setLevel` set; for one 2026 request, what its `_meta` asked. */

@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
+import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { Stop } from '../runtime/index.js';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
@@ -54,6 +55,7 @@ export class Session implements SessionState, FastCallSession {
   constructor(core: McpCore, onInitialized: (session: Session) => void, onClosed: (session: Session) => void) {
     this.transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
+      keepAliveMs: core.keepAliveMs ?? SSE_KEEP_ALIVE_MS,
       onsessioninitialized: () => onInitialized(this),
     });
     // The SDK's server aborts its own handlers when its transport closes; the fast path's calls stop too.

@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
+import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
 
 /** The most listen streams open at once, one more being refused (the default of `--max-listens`, the SDK's own). */
@@ -44,6 +45,7 @@ export class StatelessMcp {
       bus: options.bus,
       // Each listen holds a connection and a place on the bus for as long as its client wants.
       maxSubscriptions: options.maxListens ?? MAX_LISTENS,
+      keepAliveMs: core.keepAliveMs ?? SSE_KEEP_ALIVE_MS,
       onerror: (e) => core.logger.debug({ err: e }, 'mcp 2026-07-28 request refused or failed'),
     });
   }

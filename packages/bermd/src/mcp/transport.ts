@@ -1,7 +1,7 @@
 /**
- * The seam between `/mcp` and what answers it. Once the plugin knows a request's generation (and, for
- * a 2025-era one, its session), it hands the exchange to the answerers in order, and the first that
- * takes it answers on the raw response:
+ * The seam between `/mcp` and what answers it: how a request's generation is told (routing.ts), then who
+ * answers. Once the plugin knows a request's generation (and, for a 2025-era one, its session), it hands
+ * the exchange to the answerers in order, and the first that takes it answers on the raw response:
  *
  * - `fastCall`: one `tools/call` that the SDK would accept, on a live 2025 session or as a 2026-07-28
  *   request, answered by fast-call.ts with the same tool-call code as the servers. It is a measured
@@ -9,13 +9,16 @@
  * - `sdk`: everything else, through the session's `NodeStreamableHTTPServerTransport` (2025) or the
  *   SDK's stateless handler (2026-07-28, stateless.ts).
  *
- * A test compares the two on the wire for the requests the fast path takes, in both generations
- * (test/mcp-wire.test.ts), so a change of the SDK that the fast path does not follow fails there
- * rather than in a client.
+ * Both departures from the SDK (the cached routing and the fast path) are chosen together, once, when
+ * the endpoint is made (`mcpPaths`): `--mcp-fast-path false` takes neither, and every request goes
+ * through the SDK. A test compares the two on the wire for the requests the fast path takes, in both
+ * generations and both ways (test/mcp-wire.test.ts), so a change of the SDK that the fast path does not
+ * follow fails there rather than in a client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import { answerFastCall, answerModernFastCall, fastCallOf, modernFastCallOf } from './fast-call.js';
+import { CachedRouting, type McpRouting, sdkRouting } from './routing.js';
 import type { McpCore } from './server.js';
 import type { Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
@@ -73,5 +76,19 @@ export const sdkTransport: McpAnswerer = {
       : exchange.session.transport.handleRequest(exchange.request, exchange.res, exchange.body),
 };
 
-/** The answerers `/mcp` uses, in order. */
-export const ANSWERERS: readonly McpAnswerer[] = [fastCall, sdkTransport];
+/** How an endpoint routes its requests and who answers them, in order (the last answers everything). */
+export interface McpPaths {
+  readonly routing: McpRouting;
+  readonly answerers: readonly McpAnswerer[];
+}
+
+const FAST_ANSWERERS: readonly McpAnswerer[] = [fastCall, sdkTransport];
+const SDK_ANSWERERS: readonly McpAnswerer[] = [sdkTransport];
+
+/**
+ * The paths of one endpoint: with `fastPath` (`--mcp-fast-path`, true by default) the cached routing and
+ * the fast path before the SDK, without it the SDK alone. Chosen once: a request pays for no choice.
+ */
+export function mcpPaths(fastPath = true): McpPaths {
+  return fastPath ? { routing: new CachedRouting(), answerers: FAST_ANSWERERS } : { routing: sdkRouting, answerers: SDK_ANSWERERS };
+}
