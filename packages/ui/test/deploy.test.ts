@@ -94,8 +94,8 @@ describe('deploying from the page', { timeout: 120_000 }, () => {
       await w.page.getByRole('heading', { name: 'bound 1.4.0' }).waitFor();
       const held = (await (await fetch(`${d.url}/harnesses/bound`)).json()) as { bindings: unknown };
       expect(held.bindings).toEqual({
-        timeout_ms: 2000,
-        max_memory_bytes: 16 * 1024 * 1024,
+        timeout: 2000,
+        max_memory: 16 * 1024 * 1024,
         max_concurrency: 1,
         grants: { syscalls: {}, secrets: [] },
       });
