@@ -12,8 +12,8 @@ import { controlPlugin } from './control/index.js';
 import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { wireErrorOf } from './error-table.js';
-import type { BermdError } from './errors.js';
-import { HTTP_SYSCALLS } from '@berm/protocol';
+import { BermdError } from './errors.js';
+import { HARNESS_SETTINGS, HTTP_SYSCALLS, type LimitCode, type Limits } from '@berm/protocol';
 import {
   createMcpEndpoint,
   McpSessions,
@@ -44,40 +44,22 @@ export interface Daemon {
   close(): Promise<void>;
 }
 
-export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'token' | 'limits' | 'maxCallDepth' | 'toolSeparator'> & {
-  /** Worker threads of the tool runtime, as a count (`--workers`) or bounds; by the sizing rule of `workersFor` when unset. */
-  threads?: number | { min?: number; max?: number };
-  /** The compatibility gate's window (see `RegistryOptions.breaksWindowMs`); 30 days when unset. */
-  breaksWindowMs?: number;
-  /** The interval of every SSE stream's keep-alive comment, `/events` and `/mcp` alike; 15 s (the MCP SDK's) when unset. Not a flag. */
-  keepAliveMs?: number;
-} & Partial<
-    Pick<
-      DaemonOptions,
-      | 'host'
-      | 'allowedHosts'
-      | 'workers'
-      | 'maxQueue'
-      | 'serve'
-      | 'httpProxy'
-      | 'resolve'
-      | 'secrets'
-      | 'httpMaxBodyBytes'
-      | 'sessionIdleMs'
-      | 'maxSessions'
-      | 'mcpMaxBody'
-      | 'headersTimeoutMs'
-      | 'requestTimeoutMs'
-      | 'shutdownGraceMs'
-      | 'maxListens'
-      | 'maxEventStreams'
-      | 'mcpFastPath'
-      | 'store'
-      | 'storeWaitMs'
-      | 'reconcileIntervalMs'
-      | 'storeTimeoutMs'
-    >
-  >;
+/**
+ * What `createDaemon` needs: the daemon's options (one member per setting, see options.ts), of which
+ * those below are required and every other falls back to its setting's default.
+ */
+export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'token' | 'limits' | 'maxCallDepth' | 'toolSeparator'> &
+  Partial<Omit<DaemonOptions, 'stateDir' | 'maxImageSize' | 'token' | 'limits' | 'maxCallDepth' | 'toolSeparator'>> & {
+    /** The interval of every SSE stream's keep-alive comment, `/events` and `/mcp` alike; 15 s (the MCP SDK's) when unset. Not a setting: tests shorten it. */
+    keepAliveMs?: number;
+  };
+
+/** The runtime's options for `limits`: each limit under its setting's name in code. */
+function runtimeLimits(limits: Partial<Limits>): { [Code in LimitCode]?: number } {
+  const out: { [Code in LimitCode]?: number } = {};
+  for (const row of HARNESS_SETTINGS) out[row.code] = limits[row.harness.wire];
+  return out;
+}
 
 interface Prepared {
   runtime: PreparedHarness;
@@ -142,13 +124,10 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const { limits } = config;
   // The runtime takes its limits in its own options' terms; this is the one place they are translated.
   const runner = new ToolRunner({
-    callTimeoutMs: limits.timeout_ms,
-    maxMemoryBytes: limits.max_memory_bytes,
-    maxResultBytes: limits.max_result_bytes,
+    ...runtimeLimits(limits),
     maxCallDepth: config.maxCallDepth,
-    maxConcurrency: limits.max_concurrency,
     maxQueue: config.maxQueue,
-    threads: config.threads ?? (config.workers === undefined ? undefined : { max: config.workers }),
+    threads: config.workers === undefined ? undefined : { max: config.workers },
     hostServices: egress?.services(serve),
     onReport: (report: GuestReport) => {
       switch (report.kind) {
@@ -166,21 +145,19 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const hooks: DeployHooks<Prepared> = {
     prepare(name, checked) {
       try {
+        // The memory cap is not the runtime's to apply: it was compiled into the module (rewriteImage).
+        const { maxMemoryBytes, ...own } = runtimeLimits(checked.limits);
         const runtime = runner.prepareHarness({
           module: checked.module,
           manifest: checked.manifest.data,
           digest: checked.digest,
-          limits: {
-            callTimeoutMs: checked.limits.timeout_ms,
-            maxResultBytes: checked.limits.max_result_bytes,
-            maxConcurrency: checked.limits.max_concurrency,
-          },
+          limits: own,
           context: egressContext(name, checked.declared, checked.grants),
         });
         const leavesMachine = Object.keys(checked.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));
         return { runtime, listing: catalog.prepare(name, checked.manifest.data, leavesMachine) };
       } catch (e) {
-        throw isRunnerError(e) ? deployError(e, limits.max_memory_bytes) : e;
+        throw isRunnerError(e) ? deployError(e, limits.max_memory) : e;
       }
     },
     commit(name, prepared) {
@@ -200,14 +177,14 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
 
   // The memory cap is written into the module before V8 compiles it, so the module compiled at deploy
   // is the one every call instantiates, and an image that starts above the cap is refused there.
-  const rewriteImage = (bytes: Uint8Array, maxMemoryBytes = limits.max_memory_bytes): Uint8Array => {
+  const rewriteImage = (bytes: Uint8Array, maxMemoryBytes = limits.max_memory): Uint8Array => {
     try {
       return capMemory(bytes, maxMemoryBytes);
     } catch (e) {
       if (!isRunnerError(e)) throw e;
       // Bytes the cap cannot read and V8 would not compile either are the compile check's to report.
       if (e.code === 'bad-module' && !WebAssembly.validate(bytes)) return bytes;
-      throw deployError(e, maxMemoryBytes, maxMemoryBytes !== limits.max_memory_bytes);
+      throw deployError(e, maxMemoryBytes, maxMemoryBytes !== limits.max_memory);
     }
   };
 

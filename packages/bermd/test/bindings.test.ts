@@ -34,7 +34,7 @@ const DAEMON_ARGS = [
 
 interface Detail {
   digest: string;
-  limits: { timeout_ms: number; max_memory_bytes: number; max_result_bytes: number; max_concurrency: number };
+  limits: { timeout: number; max_memory: number; max_result_size: number; max_concurrency: number };
   grants: { syscalls: Record<string, string[]>; secrets: string[] };
   bindings: Record<string, unknown>;
 }
@@ -112,19 +112,19 @@ describe('deploy bindings', () => {
       let f = await detail(d, 'f');
       expect(f.grants).toEqual({ syscalls: { 'berm.http.fetch': ['api.example.com', '*.example.org'] }, secrets: ['example'] });
       expect(f.bindings).toEqual({});
-      expect(f.limits).toEqual({ timeout_ms: 5000, max_memory_bytes: 4 * M, max_result_bytes: 64 * K, max_concurrency: 3 });
+      expect(f.limits).toEqual({ timeout: 5000, max_memory: 4 * M, max_result_size: 64 * K, max_concurrency: 3 });
 
       await client.deploy('f', fetcher, {
         grants: ['berm.http.fetch=API.example.org,*.deep.example.org', 'secret=example'],
-        timeout: '1.5s',
-        maxResultSize: '8K',
+        callTimeoutMs: '1.5s',
+        maxResultBytes: '8K',
         maxConcurrency: 2,
       });
       f = await detail(d, 'f');
       const grants = { syscalls: { 'berm.http.fetch': ['api.example.org', '*.deep.example.org'] }, secrets: ['example'] };
       expect(f.grants).toEqual(grants);
-      expect(f.limits).toEqual({ timeout_ms: 1500, max_memory_bytes: 4 * M, max_result_bytes: 8 * K, max_concurrency: 2 });
-      expect(f.bindings).toEqual({ timeout_ms: 1500, max_result_bytes: 8 * K, max_concurrency: 2, grants });
+      expect(f.limits).toEqual({ timeout: 1500, max_memory: 4 * M, max_result_size: 8 * K, max_concurrency: 2 });
+      expect(f.bindings).toEqual({ timeout: 1500, max_result_size: 8 * K, max_concurrency: 2, grants });
 
       await client.deploy('f', fetcher, { grants: ['syscall=berm.http.fetch'] });
       f = await detail(d, 'f');
@@ -133,7 +133,7 @@ describe('deploy bindings', () => {
       await client.deploy('f', fetcher);
       f = await detail(d, 'f');
       expect(f.bindings).toEqual({});
-      expect(f.limits.timeout_ms).toBe(5000);
+      expect(f.limits.timeout).toBe(5000);
     } finally {
       await client.close();
     }
@@ -233,9 +233,9 @@ describe('bindings across restarts', () => {
       expect(JSON.parse(json.stdout)).toEqual([
         expect.objectContaining({
           name: 'f',
-          limits: { timeout_ms: 2000, max_memory_bytes: M, max_result_bytes: 64 * K, max_concurrency: 1 },
+          limits: { timeout: 2000, max_memory: M, max_result_size: 64 * K, max_concurrency: 1 },
           grants,
-          bindings: { timeout_ms: 2000, max_memory_bytes: M, max_concurrency: 1, grants },
+          bindings: { timeout: 2000, max_memory: M, max_concurrency: 1, grants },
         }),
       ]);
       const table = await runCli(['ls'], { bin: 'berm', env: after });
@@ -256,8 +256,8 @@ describe('bindings across restarts', () => {
       await d.stop();
       d = await startDaemon({ stateDir, args: ['--call-timeout', '3s'] });
       const f = await detail(d, 'f');
-      expect(f.limits.timeout_ms).toBe(3000);
-      expect(f.bindings).toEqual({ timeout_ms: 4000 });
+      expect(f.limits.timeout).toBe(3000);
+      expect(f.bindings).toEqual({ timeout: 4000 });
       await d.waitForLog((e) => e.harness === 'f' && e.level === 40 && String(e.msg).includes("the daemon's apply"));
     } finally {
       await d.stop();
@@ -267,8 +267,8 @@ describe('bindings across restarts', () => {
 });
 
 describe('bindings and a stop in the middle of a deploy', () => {
-  const v1Bindings = { timeout_ms: 2000 };
-  const v2Bindings = { timeout_ms: 3000, max_result_bytes: 32 * K };
+  const v1Bindings = { timeout: 2000 };
+  const v2Bindings = { timeout: 3000, max_result_size: 32 * K };
 
   it('restores each image with its own bindings, whichever write a stop came after', async () => {
     let d = await startDaemon({ args: DAEMON_ARGS });
@@ -296,7 +296,7 @@ describe('bindings and a stop in the middle of a deploy', () => {
       await writeFile(path.join(dir, 'h.wasm'), v2);
       d = await startDaemon({ stateDir, args: DAEMON_ARGS });
       h = await detail(d, 'h');
-      expect([h.digest, h.bindings, h.limits.max_result_bytes]).toEqual([sha256(v2), v2Bindings, 32 * K]);
+      expect([h.digest, h.bindings, h.limits.max_result_size]).toEqual([sha256(v2), v2Bindings, 32 * K]);
       const repaired = JSON.parse(await readFile(path.join(dir, 'h.json'), 'utf8'));
       expect(repaired.bindings).toEqual({ [sha256(v2)]: v2Bindings });
     } finally {

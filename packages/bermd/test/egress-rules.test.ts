@@ -140,9 +140,9 @@ describe('grants', () => {
   it('come with limits as query parameters', () => {
     expect(thrown(() => parseBindingQuery({ grant: ['secret=a', 'none'] })).code).toBe('bad-grant');
     expect(parseBindingQuery({ timeout: '1.5s', max_memory: '1M', max_result_size: '2K', grant: 'secret=a' })).toEqual({
-      timeout_ms: 1500,
-      max_memory_bytes: 1024 * 1024,
-      max_result_bytes: 2048,
+      timeout: 1500,
+      max_memory: 1024 * 1024,
+      max_result_size: 2048,
       grants: [{ kind: 'secret', names: ['a'], text: 'secret=a' }],
     });
     expect(thrown(() => parseBindingQuery({ timeout: 'later' })).code).toBe('bad-limit');

@@ -336,10 +336,10 @@ describe('berm.http.fetch', () => {
   });
 
   it("stops a call at its harness's own time limit while the server holds the request, and aborts the request", async () => {
-    await client.deploy('slowpoke', (await httpImage({ fetch: [api] })).bytes, { timeout: '2s' });
+    await client.deploy('slowpoke', (await httpImage({ fetch: [api] })).bytes, { callTimeoutMs: '2s' });
     const detail = JSON.parse(await getText(`${d.url}/harnesses/slowpoke`));
-    expect(detail.limits.timeout_ms).toBe(2000);
-    expect(detail.bindings).toEqual({ timeout_ms: 2000 });
+    expect(detail.limits.timeout).toBe(2000);
+    expect(detail.bindings).toEqual({ timeout: 2000 });
 
     const before = remote.seen.length;
     const slow = callTool(c, 'slowpoke.fetch', { url: `http://${api}/slow` });

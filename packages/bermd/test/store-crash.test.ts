@@ -124,9 +124,9 @@ describe.each(STORE_KINDS)('bermd on the $name store killed at each step', { tim
   beforeAll(async () => {
     const one = await harnessImage(sampleManifest({ version: '1.0.0' }));
     const two = await harnessImage(sampleManifest({ version: '2.0.0' }));
-    v1 = { bytes: one, query: '?timeout=2s', bindings: { timeout_ms: 2000 } };
-    v2 = { bytes: two, query: '?timeout=3s&max_result_size=32K', bindings: { timeout_ms: 3000, max_result_bytes: 32 * 1024 } };
-    v1Rebound = { bytes: one, query: '?timeout=4s', bindings: { timeout_ms: 4000 } };
+    v1 = { bytes: one, query: '?timeout=2s', bindings: { timeout: 2000 } };
+    v2 = { bytes: two, query: '?timeout=3s&max_result_size=32K', bindings: { timeout: 3000, max_result_size: 32 * 1024 } };
+    v1Rebound = { bytes: one, query: '?timeout=4s', bindings: { timeout: 4000 } };
   });
   afterAll(async () => {
     for (const site of sites) await site.dispose();

@@ -71,7 +71,7 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     const first = await registry(ticking());
     const a = await harnessImage(manifestWithTools(['x']));
     const b = await harnessImage(manifestWithTools(['y', 'z']));
-    await first.deploy('a', a, { bindings: { timeout_ms: 2000, max_result_bytes: 4096 } });
+    await first.deploy('a', a, { bindings: { timeout: 2000, max_result_size: 4096 } });
     await first.deploy('b', b);
     first.recordUse('b', { tool: 'y' }, at('2026-06-01T00:00:00.000Z'));
     first.recordUse('b', { event: 'ping' }, at('2026-06-02T00:00:00.000Z'));
@@ -81,23 +81,35 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
 
     const second = await registry();
     expect(second.list()).toEqual(before);
-    expect(second.get('a').bindings).toEqual({ timeout_ms: 2000, max_result_bytes: 4096 });
-    expect(second.get('a').limits).toMatchObject({ timeout_ms: 2000, max_result_bytes: 4096 });
+    expect(second.get('a').bindings).toEqual({ timeout: 2000, max_result_size: 4096 });
+    expect(second.get('a').limits).toMatchObject({ timeout: 2000, max_result_size: 4096 });
     expect(second.usage('b')).toEqual({ tools: { y: '2026-06-01T00:00:00.000Z' }, events: { ping: '2026-06-02T00:00:00.000Z' } });
     expect(second.skipped).toEqual([]);
+  });
+
+  it('reads bindings stored under the names an earlier version wrote (timeout_ms, max_memory_bytes, max_result_bytes)', async () => {
+    const first = await registry();
+    await first.deploy('old', await harnessImage(manifestWithTools(['x'])));
+    await first.close();
+    // As the previous version stored them: each limit under its former key, beside one whose key is unchanged.
+    await site.writeRawBindings('old', { timeout_ms: 2500, max_memory_bytes: 2 * 1024 * 1024, max_result_bytes: 4096, max_concurrency: 1 });
+    const second = await registry();
+    const expected = { timeout: 2500, max_memory: 2 * 1024 * 1024, max_result_size: 4096, max_concurrency: 1 };
+    expect(second.get('old').bindings).toEqual(expected);
+    expect(second.get('old').limits).toEqual(expected);
   });
 
   it('keeps bindings per deploy: a replace without them has the defaults, the same image with new ones has those', async () => {
     const r = await registry(ticking());
     const one = await harnessImage(manifestWithTools(['a']));
     const two = await harnessImage(manifestWithTools(['a'], { version: '0.2.0' }));
-    await r.deploy('h', one, { bindings: { timeout_ms: 3000 } });
+    await r.deploy('h', one, { bindings: { timeout: 3000 } });
     await r.deploy('h', two);
     expect(r.get('h').bindings).toEqual({});
-    await r.deploy('h', two, { bindings: { max_result_bytes: 2048 } });
+    await r.deploy('h', two, { bindings: { max_result_size: 2048 } });
     await r.close();
     const again = await registry();
-    expect(again.get('h')).toMatchObject({ digest: digestOf(two), bindings: { max_result_bytes: 2048 } });
+    expect(again.get('h')).toMatchObject({ digest: digestOf(two), bindings: { max_result_size: 2048 } });
     const head = (await (await store()).head('h')) as StoredHead;
     expect(head.digest).toBe(digestOf(two));
   });

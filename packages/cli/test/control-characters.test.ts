@@ -202,7 +202,7 @@ describe('from a daemon whose answers hold control characters', { timeout: 60_00
     events: [],
     deployed_at: `2026-01-01T00:00:00Z${ESC}]0;t${BEL}`,
     last_used_at: `never${CSI}31m`,
-    limits: { timeout_ms: 10_000, max_memory_bytes: 64 * 1024 * 1024, max_result_bytes: 1024 * 1024 },
+    limits: { timeout: 10_000, max_memory: 64 * 1024 * 1024, max_result_size: 1024 * 1024 },
     grants: { syscalls: { [`berm.http.fetch${ESC}[1m`]: [`api.example.com${BEL}`] }, secrets: [`s${CSI}0m`] },
     bindings: {},
   };

@@ -1,6 +1,6 @@
 // crab deploy, berm ls and berm undeploy against a real bermd: their output and their exit codes
 // (0 done, 1 refused or not found, 2 bad input, 3 daemon unreachable).
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildElf } from '../../../test/helpers/elf.js';
@@ -96,6 +96,27 @@ describe('crab deploy', { timeout: 90_000 }, () => {
     }
     const listed = await runCli(['ls', '--json'], { env: env() });
     expect(JSON.parse(listed.stdout).map((h: { name: string }) => h.name)).not.toContain('x');
+  });
+
+  it('refuses a bad limit with the words bermd answers the same value in the deploy query with (exit 2, bad-limit)', async () => {
+    const image = await readFile(files.echo!);
+    for (const [flag, parameter, value] of [
+      ['--max-memory', 'max_memory', '1K'],
+      ['--call-timeout', 'timeout', 'soon'],
+      ['--max-result-size', 'max_result_size', '12X'],
+      ['--max-concurrency', 'max_concurrency', '0'],
+    ] as const) {
+      const answer = await fetch(`${d.url}/harnesses/limited?${parameter}=${value}`, { method: 'PUT', body: image });
+      expect(answer.status).toBe(400);
+      const { error } = (await answer.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('bad-limit');
+      const r = await runCli(['deploy', '--json', 'limited', files.echo!, flag, value], { env: env() });
+      expect(r.code).toBe(2);
+      expect(JSON.parse(r.stdout)).toEqual({ error: { code: 'bad-limit', message: error.message, parameter } });
+      const plain = await runCli(['deploy', 'limited', files.echo!, flag, value], { env: env() });
+      expect(plain.stderr).toBe(`crab: ${error.message}\n`);
+    }
+    expect((await fetch(`${d.url}/harnesses/limited`)).status).toBe(404);
   });
 
   it('exits 3 when the daemon is not running, with a hint to start it', async () => {

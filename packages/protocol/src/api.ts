@@ -1,5 +1,8 @@
 /** The shapes of the control API's requests and answers (spec §5), as bermd writes them and the client reads them. */
 import type { Break, ManifestData } from '@berm/manifest';
+import type { LimitName } from './settings.js';
+
+export type { LimitName };
 
 export type { Break };
 
@@ -11,16 +14,13 @@ export type Notice =
   | { code: 'secret-not-provided'; message: string; secret: string };
 
 /** The limits a harness's calls run under, and the daemon's own (the defaults and the upper bounds of every harness's). */
-export interface Limits {
-  /** Wall-clock limit of a call entering through the harness, nested calls included. */
-  timeout_ms: number;
-  /** The cap compiled into the harness's memories. */
-  max_memory_bytes: number;
-  /** The longest result (and host-call request) read from the harness's instances. */
-  max_result_bytes: number;
-  /** How many calls entering through the harness may run at once (the others wait their turn). */
-  max_concurrency: number;
-}
+/**
+ * A harness's limits, by their settings' wire names (settings.ts): a call's wall-clock limit in ms
+ * (nested calls included), the memory cap compiled into its memories and the longest result (and
+ * host-call request) read from its instances in bytes, and how many calls entering through it may run
+ * at once (the others wait their turn).
+ */
+export type Limits = { [Name in LimitName]: number };
 
 /** Limits a deploy sets; absent members are the daemon's. */
 export type LimitBindings = Partial<Limits>;

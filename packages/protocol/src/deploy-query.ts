@@ -3,15 +3,18 @@
  * harness beside its image (the body stays the image, so a deploy is one request). Encoded by the
  * client, decoded by the daemon, here once so the two read the same parameters the same way.
  *
- * `timeout` is a duration, `max_memory` and `max_result_size` sizes, `max_concurrency` a count (units.ts); `grant` repeats, and
+ * A limit's parameter is its setting's wire name, read by its row (settings.ts); `grant` repeats, and
  * its values are read by the daemon against the image (see bermd's deploy/bindings.ts).
  */
-import type { LimitBindings } from './api.js';
+import type { LimitBindings, LimitName } from './api.js';
 import { ApiError } from './errors.js';
-import { MIN_MEMORY_BYTES, readCountLimit, readDurationLimit, readSizeLimit } from './units.js';
+import { readSettingText } from './setting-values.js';
+import { HARNESS_SETTINGS, type HarnessSettingRow } from './settings.js';
+
+const LIMIT_PARAMS: LimitName[] = HARNESS_SETTINGS.map((row) => row.harness.wire);
 
 /** Every parameter a deploy takes, in the order its messages list them. */
-export const DEPLOY_PARAMS = ['force', 'dry-run', 'timeout', 'max_memory', 'max_result_size', 'max_concurrency', 'grant'] as const;
+export const DEPLOY_PARAMS: readonly string[] = ['force', 'dry-run', ...LIMIT_PARAMS, 'grant'];
 
 /**
  * The query as JSON Schema, for a server that validates it before the decoder reads it: every
@@ -23,10 +26,7 @@ export const DEPLOY_QUERY_SCHEMA = {
   properties: {
     force: { type: 'string' },
     'dry-run': { type: 'string' },
-    timeout: { type: 'string' },
-    max_memory: { type: 'string' },
-    max_result_size: { type: 'string' },
-    max_concurrency: { type: 'string' },
+    ...Object.fromEntries(LIMIT_PARAMS.map((name) => [name, { type: 'string' }])),
     grant: { type: 'array', items: { type: 'string' } },
   },
   additionalProperties: false,
@@ -40,20 +40,18 @@ export function repeatedParameterMessage(key: string, times: number): string {
   return `query parameter ${key} is given ${times} times; give it once`;
 }
 
+/**
+ * A harness's own limits, by their names in code, each at most the daemon's: a text in its setting's
+ * grammar (`500ms`, `16M`, `2`), or a number (of milliseconds for a duration, bytes for a size).
+ */
+export type DeployLimitOptions = { [R in HarnessSettingRow as R['code']]?: string | number };
+
 /** What a deploy asks for, as the client's caller gives it. */
-export interface DeployOptions {
+export interface DeployOptions extends DeployLimitOptions {
   /** Deploy even when the new image breaks recent callers. */
   force?: boolean;
   /** Run every check and the compatibility gate and answer as the deploy would (or refuse as it would), storing and serving nothing. */
   dryRun?: boolean;
-  /** The harness's own call time limit, below the daemon's: `500ms`, `10s`, `2m`, or a number of milliseconds. */
-  timeout?: string | number;
-  /** The harness's own memory cap, below the daemon's: `16M`, `512K`, or a number of bytes. */
-  maxMemory?: string | number;
-  /** The harness's own result size limit, below the daemon's: `256K`, or a number of bytes. */
-  maxResultSize?: string | number;
-  /** How many of the harness's calls may run at once, at most the daemon's. */
-  maxConcurrency?: string | number;
   /**
    * What the harness is granted, when less than everything it declares: `syscall=berm.http.fetch`,
    * `berm.http.fetch=api.example.com`, `secret=example`, or `none`. Without grants, everything declared is.
@@ -66,10 +64,11 @@ export function encodeDeployQuery(options: DeployOptions): string {
   const query = new URLSearchParams();
   if (options.force) query.set('force', 'true');
   if (options.dryRun) query.set('dry-run', 'true');
-  if (options.timeout !== undefined) query.set('timeout', typeof options.timeout === 'number' ? `${options.timeout}ms` : options.timeout);
-  if (options.maxMemory !== undefined) query.set('max_memory', String(options.maxMemory));
-  if (options.maxResultSize !== undefined) query.set('max_result_size', String(options.maxResultSize));
-  if (options.maxConcurrency !== undefined) query.set('max_concurrency', String(options.maxConcurrency));
+  for (const row of HARNESS_SETTINGS) {
+    const value = options[row.code];
+    if (value === undefined) continue;
+    query.set(row.harness.wire, typeof value === 'number' && row.kind === 'duration' ? `${value}ms` : String(value));
+  }
   for (const grant of options.grants ?? []) query.append('grant', grant);
   const text = query.toString();
   return text === '' ? '' : `?${text}`;
@@ -101,12 +100,13 @@ function flag(query: ParsedQuery, key: string): boolean {
   throw new ApiError('bad-request', `query parameter ${key}=${value}: expected true or false`);
 }
 
-function limit(query: ParsedQuery, key: string, read: (name: string, text: string) => number | string): number | undefined {
+function limit(query: ParsedQuery, row: HarnessSettingRow): number | undefined {
+  const key = row.harness.wire;
   const text = one(query, key);
   if (text === undefined) return undefined;
-  const value = read(key, text);
-  if (typeof value === 'string') throw new ApiError('bad-limit', value, { parameter: key });
-  return value;
+  const value = readSettingText(row, key, text);
+  if (typeof value === 'object') throw new ApiError('bad-limit', value.refused, { parameter: key });
+  return value as number;
 }
 
 /**
@@ -118,22 +118,15 @@ export function decodeDeployQuery(query: ParsedQuery): DeployRequest {
   const force = flag(query, 'force');
   const dryRun = flag(query, 'dry-run');
   for (const key of Object.keys(query)) {
-    if (!(DEPLOY_PARAMS as readonly string[]).includes(key)) {
+    if (!DEPLOY_PARAMS.includes(key)) {
       throw new ApiError('bad-request', unknownParameterMessage(key));
     }
   }
   const limits: LimitBindings = {};
-  const timeout = limit(query, 'timeout', readDurationLimit);
-  const memory = limit(query, 'max_memory', readSizeLimit);
-  const result = limit(query, 'max_result_size', readSizeLimit);
-  const concurrency = limit(query, 'max_concurrency', readCountLimit);
-  if (memory !== undefined && memory < MIN_MEMORY_BYTES) {
-    throw new ApiError('bad-limit', `max_memory ${memory}: must be at least 64K (one wasm page)`, { parameter: 'max_memory' });
+  for (const row of HARNESS_SETTINGS) {
+    const value = limit(query, row);
+    if (value !== undefined) limits[row.harness.wire] = value;
   }
-  if (timeout !== undefined) limits.timeout_ms = timeout;
-  if (memory !== undefined) limits.max_memory_bytes = memory;
-  if (result !== undefined) limits.max_result_bytes = result;
-  if (concurrency !== undefined) limits.max_concurrency = concurrency;
   const grant = query.grant;
   if (grant === undefined) return { force, dryRun, limits };
   return { force, dryRun, limits, grants: Array.isArray(grant) ? grant : [grant] };

@@ -3,6 +3,7 @@ export type {
   Break,
   Notice,
   Limits,
+  LimitName,
   LimitBindings,
   GrantSet,
   Bindings,
@@ -43,7 +44,23 @@ export {
   unknownParameterMessage,
   repeatedParameterMessage,
   type DeployOptions,
+  type DeployLimitOptions,
   type DeployRequest,
   type ParsedQuery,
 } from './deploy-query.js';
 export { HOST_CALL, ABI_HOST_CALLS, SYSCALL, HTTP_SYSCALLS, ALLOC_EXPORT, TOOL_EXPORT_PREFIX, toolExport } from './abi.js';
+export {
+  SETTINGS,
+  HARNESS_SETTINGS,
+  settingByFlag,
+  describeSize,
+  type Setting,
+  type Settings,
+  type SettingRow,
+  type SettingKind,
+  type MachineDefault,
+  type HarnessSettingRow,
+  type LimitCode,
+} from './settings.js';
+export { readSettingText, printDefault, type SettingValue } from './setting-values.js';
+export { settingsTable, SETTINGS_TABLE_START, SETTINGS_TABLE_END } from './settings-table.js';

@@ -28,9 +28,9 @@ describe('the deploy query', () => {
     const search = encodeDeployQuery({
       force: true,
       dryRun: true,
-      timeout: 1500,
-      maxMemory: '16M',
-      maxResultSize: 4096,
+      callTimeoutMs: 1500,
+      maxMemoryBytes: '16M',
+      maxResultBytes: 4096,
       maxConcurrency: 2,
       grants: ['secret=a', 'berm.http.fetch=api.example.com'],
     });
@@ -38,7 +38,7 @@ describe('the deploy query', () => {
     expect(decodeDeployQuery(parsed(search))).toEqual({
       force: true,
       dryRun: true,
-      limits: { timeout_ms: 1500, max_memory_bytes: 16 * 1024 * 1024, max_result_bytes: 4096, max_concurrency: 2 },
+      limits: { timeout: 1500, max_memory: 16 * 1024 * 1024, max_result_size: 4096, max_concurrency: 2 },
       grants: ['secret=a', 'berm.http.fetch=api.example.com'],
     });
     expect(encodeDeployQuery({})).toBe('');
@@ -82,7 +82,7 @@ describe('the deploy query', () => {
     expect(refusal({ timeout: 'soon' })).toMatchObject({ code: 'bad-limit', details: { parameter: 'timeout' } });
     expect(refusal({ max_memory: '1K' })).toMatchObject({
       code: 'bad-limit',
-      message: 'max_memory 1024: must be at least 64K (one wasm page)',
+      message: 'max_memory 1K: must be at least 64K (one wasm page)',
     });
     expect(refusal({ max_result_size: '0' })).toMatchObject({ code: 'bad-limit', details: { parameter: 'max_result_size' } });
     expect(refusal({ max_concurrency: '0' })).toMatchObject({ code: 'bad-limit', message: 'max_concurrency 0: must be at least 1' });

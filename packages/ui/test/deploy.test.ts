@@ -3,6 +3,7 @@
 // typed in the form, one refused by the dry run, then deployed as bindings; a new version
 // whose dry run shows the refused break with its last use, then forced past a confirmation that
 // names it; a refused image; an undeploy, cancelled and then confirmed.
+import { HARNESS_SETTINGS } from '@berm/protocol';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
@@ -71,6 +72,33 @@ describe('deploying from the page', { timeout: 120_000 }, () => {
     }
   });
 
+  it('has a field for every per-harness setting, sent under its wire name', async () => {
+    const w = await openPage(browser);
+    try {
+      await openLive(w, d.url, '#/deploy');
+      await w.page.getByLabel('Image file (.wasm)', { exact: false }).setInputFiles(files.v1!);
+      await w.page.getByLabel('Harness name').fill('walked');
+      await w.page.getByText('Limits and grants').click();
+      for (const row of HARNESS_SETTINGS) {
+        const field = w.page.getByLabel(row.harness.title, { exact: true });
+        expect(await field.getAttribute('id')).toBe(`limit-${row.harness.wire}`);
+        expect(await field.getAttribute('placeholder')).toBe(row.harness.example);
+        // A value the row refuses comes back refused under the row's wire name: the form sent it there.
+        const refused = w.page.locator('.verdict.refused');
+        await field.fill('x1');
+        // Typing clears the previous field's verdict: the one awaited is this field's.
+        await refused.waitFor({ state: 'detached' });
+        await w.page.getByRole('button', { name: 'Check (dry run)' }).click();
+        await refused.waitFor();
+        expect(await refused.innerText()).toContain(`bad-limit ${row.harness.wire} x1: `);
+        await field.fill('');
+      }
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
   it('sends the limits and grants typed in the form as the deploy query crab deploy sends, and shows a bad one refused', async () => {
     const w = await openPage(browser);
     try {
@@ -94,8 +122,8 @@ describe('deploying from the page', { timeout: 120_000 }, () => {
       await w.page.getByRole('heading', { name: 'bound 1.4.0' }).waitFor();
       const held = (await (await fetch(`${d.url}/harnesses/bound`)).json()) as { bindings: unknown };
       expect(held.bindings).toEqual({
-        timeout_ms: 2000,
-        max_memory_bytes: 16 * 1024 * 1024,
+        timeout: 2000,
+        max_memory: 16 * 1024 * 1024,
         max_concurrency: 1,
         grants: { syscalls: {}, secrets: [] },
       });

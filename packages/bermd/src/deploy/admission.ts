@@ -14,6 +14,7 @@ import {
   effectiveLimits,
   grantsFromSpecs,
   hostPatternProblems,
+  limitsOf,
   type Bindings,
   type GrantSpec,
 } from './bindings.js';
@@ -72,13 +73,9 @@ export async function admit(
   mode: 'deploy' | 'restore',
 ): Promise<Admitted> {
   if (mode === 'deploy') checkLimits(request.limits, policy.bounds);
-  const bindings: Bindings = {};
-  if (request.limits.timeout_ms !== undefined) bindings.timeout_ms = request.limits.timeout_ms;
-  if (request.limits.max_memory_bytes !== undefined) bindings.max_memory_bytes = request.limits.max_memory_bytes;
-  if (request.limits.max_result_bytes !== undefined) bindings.max_result_bytes = request.limits.max_result_bytes;
-  if (request.limits.max_concurrency !== undefined) bindings.max_concurrency = request.limits.max_concurrency;
+  const bindings: Bindings = limitsOf(request.limits);
   const { limits, clamped } = effectiveLimits(bindings, policy.bounds);
-  const checked = await checkImage(bytes, policy.checks, { maxMemoryBytes: limits.max_memory_bytes });
+  const checked = await checkImage(bytes, policy.checks, { maxMemoryBytes: limits.max_memory });
   refuseBadHostPatterns(checked.manifest);
   if (request.grantSpecs !== undefined) bindings.grants = grantsFromSpecs(request.grantSpecs, checked.manifest);
   else if (request.grants !== undefined) bindings.grants = request.grants;

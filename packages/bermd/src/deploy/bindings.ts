@@ -21,7 +21,9 @@ import {
   ABI_HOST_CALLS,
   ApiError,
   decodeDeployQuery,
+  HARNESS_SETTINGS,
   HTTP_SYSCALLS as HTTP_SYSCALL_NAMES,
+  type HarnessSettingRow,
   type Bindings,
   type GrantSet,
   type DeployRequest,
@@ -113,19 +115,19 @@ export function parseBindingQuery(query: ParsedQuery): BindingRequest {
   return readDeployQuery(query).bindings;
 }
 
+/** A limit's value as its messages say it: `10000 ms`, `1048576 bytes`, `4`. */
+function limitText(row: HarnessSettingRow, value: number): string {
+  return row.kind === 'duration' ? `${value} ms` : row.kind === 'size' ? `${value} bytes` : String(value);
+}
+
 /** Refuses (422 `limit-above-daemon`) a harness limit above the daemon's. */
 export function checkLimits(request: LimitBindings, bounds: Limits): void {
   const over: string[] = [];
-  if (request.timeout_ms !== undefined && request.timeout_ms > bounds.timeout_ms)
-    over.push(`timeout ${request.timeout_ms} ms is above the daemon's ${bounds.timeout_ms} ms (--call-timeout)`);
-  if (request.max_memory_bytes !== undefined && request.max_memory_bytes > bounds.max_memory_bytes) {
-    over.push(`max_memory ${request.max_memory_bytes} bytes is above the daemon's ${bounds.max_memory_bytes} (--max-memory)`);
-  }
-  if (request.max_result_bytes !== undefined && request.max_result_bytes > bounds.max_result_bytes) {
-    over.push(`max_result_size ${request.max_result_bytes} bytes is above the daemon's ${bounds.max_result_bytes} (--max-result-size)`);
-  }
-  if (request.max_concurrency !== undefined && request.max_concurrency > bounds.max_concurrency) {
-    over.push(`max_concurrency ${request.max_concurrency} is above the daemon's ${bounds.max_concurrency} (--max-concurrency)`);
+  for (const row of HARNESS_SETTINGS) {
+    const name = row.harness.wire;
+    const value = request[name];
+    if (value !== undefined && value > bounds[name])
+      over.push(`${name} ${limitText(row, value)} is above the daemon's ${limitText(row, bounds[name])} (--${row.flag})`);
   }
   if (over.length > 0) {
     throw new BermdError('limit-above-daemon', `a harness's limits may only be lower than the daemon's: ${over.join('; ')}`, {
@@ -137,23 +139,25 @@ export function checkLimits(request: LimitBindings, bounds: Limits): void {
 /** The limits a harness runs with; `clamped` names those its bindings set above the daemon's (only possible on restore). */
 export function effectiveLimits(bindings: LimitBindings, bounds: Limits): { limits: Limits; clamped: string[] } {
   const clamped: string[] = [];
-  const pick = (set: number | undefined, bound: number, label: string): number => {
-    if (set === undefined) return bound;
-    if (set > bound) {
-      clamped.push(label);
-      return bound;
-    }
-    return set;
-  };
-  return {
-    limits: {
-      timeout_ms: pick(bindings.timeout_ms, bounds.timeout_ms, 'timeout'),
-      max_memory_bytes: pick(bindings.max_memory_bytes, bounds.max_memory_bytes, 'max_memory'),
-      max_result_bytes: pick(bindings.max_result_bytes, bounds.max_result_bytes, 'max_result_size'),
-      max_concurrency: pick(bindings.max_concurrency, bounds.max_concurrency, 'max_concurrency'),
-    },
-    clamped,
-  };
+  const limits = { ...bounds };
+  for (const row of HARNESS_SETTINGS) {
+    const name = row.harness.wire;
+    const set = bindings[name];
+    if (set === undefined) continue;
+    if (set > bounds[name]) clamped.push(name);
+    else limits[name] = set;
+  }
+  return { limits, clamped };
+}
+
+/** The limits of `from` alone, without its other members. */
+export function limitsOf(from: LimitBindings): LimitBindings {
+  const out: LimitBindings = {};
+  for (const row of HARNESS_SETTINGS) {
+    const value = from[row.harness.wire];
+    if (value !== undefined) out[row.harness.wire] = value;
+  }
+  return out;
 }
 
 /** Everything an image declares beyond the ABI: what a harness without grants is granted. */

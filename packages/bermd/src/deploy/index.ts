@@ -44,7 +44,7 @@ export {
 } from './gate.js';
 export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './store.js';
 export { DirectoryStore } from './directory-store.js';
-export { decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
+export { decodeBindings, decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 export {
   PostgresStore,
   DEFAULT_STORE_TIMEOUT_MS,

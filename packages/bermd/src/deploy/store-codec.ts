@@ -6,7 +6,7 @@
  * gate compare them as text (`laterUse`), which orders them in time only when every one has
  * `Date.toISOString()`'s form, and a time far ahead would protect its tool from every breaking deploy.
  */
-import { type Bindings, MINUTE_MS } from '@berm/protocol';
+import { type Bindings, HARNESS_SETTINGS, MINUTE_MS } from '@berm/protocol';
 import { emptyUsage, type UsageRecord } from './gate.js';
 import type { HarnessMeta } from './store.js';
 
@@ -93,14 +93,11 @@ export function decodeBindings(value: unknown): Bindings | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   const out: Bindings = {};
-  const count = (key: 'timeout_ms' | 'max_memory_bytes' | 'max_result_bytes' | 'max_concurrency'): void => {
-    const n = v[key];
-    if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) out[key] = n;
-  };
-  count('timeout_ms');
-  count('max_memory_bytes');
-  count('max_result_bytes');
-  count('max_concurrency');
+  for (const row of HARNESS_SETTINGS) {
+    // Bindings stored before a limit's key was its wire name are read under the key they had.
+    const n = v[row.harness.wire] ?? ('legacy' in row.harness ? v[row.harness.legacy] : undefined);
+    if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) out[row.harness.wire] = n;
+  }
   const g = v.grants as Record<string, unknown> | undefined;
   if (typeof g === 'object' && g !== null) {
     const syscalls: Record<string, string[]> = {};

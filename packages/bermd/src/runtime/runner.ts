@@ -33,9 +33,9 @@ import { capMemory } from './memory-cap.js';
 import { violation } from './schema-issues.js';
 import type { GuestOutcome, GuestReport, ReportMessage, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
-export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout_ms;
-export const DEFAULT_MAX_MEMORY_BYTES = DEFAULT_LIMITS.max_memory_bytes;
-export const DEFAULT_MAX_RESULT_BYTES = DEFAULT_LIMITS.max_result_bytes;
+export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout;
+export const DEFAULT_MAX_MEMORY_BYTES = DEFAULT_LIMITS.max_memory;
+export const DEFAULT_MAX_RESULT_BYTES = DEFAULT_LIMITS.max_result_size;
 export const DEFAULT_MAX_CONCURRENCY = DEFAULT_LIMITS.max_concurrency;
 export { DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE };
 

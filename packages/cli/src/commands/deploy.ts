@@ -11,6 +11,7 @@ import { isBreaksCallers, renderRefusal, renderReported, windowText } from '../f
 import type { Paint } from '../format/paint.js';
 import { printableDeep } from '../format/printable.js';
 import { inputError } from '../input.js';
+import { limitFlags, limitOptions } from '../setting-flags.js';
 
 export default class Deploy extends BaseCommand {
   static summary = 'Deploy an image as a named harness.';
@@ -20,7 +21,7 @@ export default class Deploy extends BaseCommand {
     '<%= config.bin %> deploy echo examples/echo.wasm',
     '<%= config.bin %> deploy --dry-run weather build/weather.wasm',
     'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm',
-    '<%= config.bin %> deploy weather build/weather.wasm --timeout 5s --max-memory 16M --grant berm.http.fetch=api.example.com --grant secret=example',
+    '<%= config.bin %> deploy weather build/weather.wasm --call-timeout 5s --max-memory 16M --grant berm.http.fetch=api.example.com --grant secret=example',
     '<%= config.bin %> deploy crawler build/crawler.wasm --max-concurrency 1',
   ];
 
@@ -37,13 +38,7 @@ export default class Deploy extends BaseCommand {
         'run every check and the compatibility gate and say what a deploy would do, or how it would be refused; nothing is stored or served',
       default: false,
     }),
-    timeout: Flags.string({ description: "this harness's call time limit, at most the daemon's: 500ms, 10s, 2m", helpValue: 'DURATION' }),
-    'max-memory': Flags.string({ description: "this harness's guest memory cap, at most the daemon's: 16M, 512K", helpValue: 'SIZE' }),
-    'max-result-size': Flags.string({ description: "this harness's result size limit, at most the daemon's: 256K", helpValue: 'SIZE' }),
-    'max-concurrency': Flags.string({
-      description: "how many of this harness's calls may run at once, at most the daemon's; the others wait their turn",
-      helpValue: 'N',
-    }),
+    ...limitFlags,
     grant: Flags.string({
       description:
         'grant only what is listed (repeatable): syscall=NAME (with every host it declares), NAME=HOST[,HOST] (those hosts), secret=NAME[,NAME], or none; without --grant, everything the image declares is granted',
@@ -66,10 +61,7 @@ export default class Deploy extends BaseCommand {
       result = await client.deploy(args.name, bytes, {
         force: flags.force,
         dryRun: flags['dry-run'],
-        timeout: flags.timeout,
-        maxMemory: flags['max-memory'],
-        maxResultSize: flags['max-result-size'],
-        maxConcurrency: flags['max-concurrency'],
+        ...limitOptions(flags),
         grants: flags.grant,
       });
     } catch (e) {

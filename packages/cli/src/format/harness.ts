@@ -5,7 +5,7 @@
  * what they return as text.
  */
 import type { GrantSet, HarnessLimits } from '@berm/client';
-import { formatDuration, formatSize } from '@berm/protocol';
+import { formatDuration, formatSize, HARNESS_SETTINGS } from '@berm/protocol';
 
 /** `2026-01-02T03:04:05Z` as "5 minutes ago", the way `docker ps` says it. */
 export function ago(iso: string | null, now: Date = new Date()): string {
@@ -31,12 +31,21 @@ export function shortDigest(digest: string): string {
   return digest.replace(/^sha256:/, '').slice(0, 12);
 }
 
-/** `10s/64M/1M/2`: time, memory, result size and calls at once, as the daemon's flags and the deploy take them. */
+/**
+ * `10s/64M/1M/2`: time, memory, result size and calls at once, as the daemon's flags and the deploy take
+ * them (one part per per-harness setting, in the table's order). An older daemon says a limit under the
+ * name its stored bindings had, or not at all (one older than max_concurrency).
+ */
 export function limitsText(limits: HarnessLimits | undefined): string {
   if (limits === undefined) return '-';
-  // A daemon older than max_concurrency does not say it.
-  const concurrency = limits.max_concurrency === undefined ? '' : `/${limits.max_concurrency}`;
-  return `${formatDuration(limits.timeout_ms)}/${formatSize(limits.max_memory_bytes)}/${formatSize(limits.max_result_bytes)}${concurrency}`;
+  const said = limits as unknown as Record<string, number | undefined>;
+  const parts: string[] = [];
+  for (const row of HARNESS_SETTINGS) {
+    const value = said[row.harness.wire] ?? ('legacy' in row.harness ? said[row.harness.legacy] : undefined);
+    if (value !== undefined)
+      parts.push(row.kind === 'duration' ? formatDuration(value) : row.kind === 'size' ? formatSize(value) : String(value));
+  }
+  return parts.join('/');
 }
 
 /** `berm.http.fetch=api.example.com secret=example`, in the grant syntax of `crab deploy --grant`. */

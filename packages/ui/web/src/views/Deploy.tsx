@@ -3,7 +3,7 @@
  * every check and the compatibility gate, nothing stored), then deploy, or force past the gate
  * after a confirmation that names what will break.
  */
-import { describeDuration, isHarnessName, SECOND_MS } from '@berm/protocol';
+import { describeDuration, HARNESS_SETTINGS, isHarnessName, type LimitName, SECOND_MS } from '@berm/protocol';
 import { useState } from 'preact/hooks';
 import { ApiError, deploy, isUnauthorized } from '../api.js';
 import { usePage } from '../context.js';
@@ -33,7 +33,7 @@ export function Deploy({ name: given }: { name?: string }) {
   const { harnesses, unauthorized } = usePage();
   const [name, setName] = useState(given ?? '');
   const [file, setFile] = useState<File | undefined>(undefined);
-  const [limits, setLimits] = useState({ timeout: '', max_memory: '', max_result_size: '', max_concurrency: '' });
+  const [limits, setLimits] = useState<Partial<Record<LimitName, string>>>({});
   const [grants, setGrants] = useState('');
   const [check, setCheck] = useState<Check | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -43,10 +43,7 @@ export function Deploy({ name: given }: { name?: string }) {
 
   // An empty limit is the daemon's: it is left out of the query.
   const request = (): DeployOptions => ({
-    timeout: limits.timeout || undefined,
-    maxMemory: limits.max_memory || undefined,
-    maxResultSize: limits.max_result_size || undefined,
-    maxConcurrency: limits.max_concurrency || undefined,
+    ...Object.fromEntries(HARNESS_SETTINGS.map((row) => [row.code, limits[row.harness.wire] || undefined])),
     grants: grants
       .split('\n')
       .map((g) => g.trim())
@@ -153,24 +150,17 @@ export function Deploy({ name: given }: { name?: string }) {
         </div>
         <details>
           <summary>Limits and grants</summary>
-          {(
-            [
-              ['timeout', 'Call time limit', '500ms, 10s, 2m'],
-              ['max_memory', 'Memory cap', '16M, 512K'],
-              ['max_result_size', 'Result size limit', '256K'],
-              ['max_concurrency', 'Calls at once', '1, 4'],
-            ] as const
-          ).map(([key, label, example]) => (
-            <div class="field" key={key}>
-              <label for={`limit-${key}`}>{label}</label>
+          {HARNESS_SETTINGS.map(({ harness: { wire, title, example } }) => (
+            <div class="field" key={wire}>
+              <label for={`limit-${wire}`}>{title}</label>
               <input
-                id={`limit-${key}`}
+                id={`limit-${wire}`}
                 type="text"
                 placeholder={example}
-                value={limits[key]}
+                value={limits[wire] ?? ''}
                 aria-describedby="limits-hint"
                 onInput={(e) => {
-                  setLimits({ ...limits, [key]: e.currentTarget.value });
+                  setLimits({ ...limits, [wire]: e.currentTarget.value });
                   setCheck(undefined);
                 }}
               />
