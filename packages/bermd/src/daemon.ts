@@ -12,7 +12,7 @@ import { controlPlugin } from './control/index.js';
 import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { wireErrorOf } from './error-table.js';
-import { BermdError } from './errors.js';
+import type { BermdError } from './errors.js';
 import { HARNESS_SETTINGS, HTTP_SYSCALLS, type LimitCode, type Limits } from '@berm/protocol';
 import {
   createMcpEndpoint,
