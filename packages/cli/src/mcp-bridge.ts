@@ -18,7 +18,9 @@
  * relay has to say goes to `log` (stderr).
  */
 import type { Readable, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonUrl } from '@berm/client';
+import { backoff } from '@berm/protocol';
 import {
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
@@ -289,11 +291,9 @@ export class McpBridge {
   private async keepTrying(): Promise<void> {
     if (this.retrying || this.closed) return;
     this.retrying = true;
-    let wait = this.retry.first;
     try {
-      while (!this.closed && !(await this.reconnect())) {
-        await new Promise<void>((resolve) => setTimeout(resolve, wait).unref());
-        wait = Math.min(wait * 2, this.retry.max);
+      for (let attempt = 0; !this.closed && !(await this.reconnect()); attempt++) {
+        await sleep(backoff(attempt, { firstMs: this.retry.first, maxMs: this.retry.max }), undefined, { ref: false });
       }
     } finally {
       this.retrying = false;

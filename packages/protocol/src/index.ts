@@ -47,3 +47,4 @@ export {
   type ParsedQuery,
 } from './deploy-query.js';
 export { HOST_CALL, ABI_HOST_CALLS, SYSCALL, HTTP_SYSCALLS, ALLOC_EXPORT, TOOL_EXPORT_PREFIX, toolExport } from './abi.js';
+export { backoff, type Backoff } from './backoff.js';
