@@ -2,7 +2,7 @@
 // keeps a deployed set (a site), how a bermd process is pointed at it, how a site is copied whole (so
 // each crash step starts from the same store), and what is stored there, read raw, beneath the store's
 // own interface.
-import { cp, readdir, readFile } from 'node:fs/promises';
+import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { DirectoryStore, type HarnessStore, PostgresStore } from '../dist/deploy/index.js';
@@ -24,6 +24,8 @@ export interface StoreSite {
   rawOf(names: string[]): string[];
   /** The digest the metadata (or row) beside the image names. */
   recordedDigest(name: string): Promise<string>;
+  /** Makes the metadata (or row) beside the image name another image, `digest`, with the bindings it holds recorded for that image. */
+  recordOtherImage(name: string, digest: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -48,6 +50,12 @@ function directorySite(stateDir: string): StoreSite {
     raw: async () => (await readdir(dir).catch(() => [] as string[])).sort(),
     rawOf: (names) => names.flatMap((n) => [`${n}.json`, `${n}.wasm`]).sort(),
     recordedDigest: async (name) => (JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8')) as { digest: string }).digest,
+    recordOtherImage: async (name, digest) => {
+      const file = path.join(dir, `${name}.json`);
+      const meta = JSON.parse(await readFile(file, 'utf8')) as { digest: string; bindings?: Record<string, unknown> };
+      const own = meta.bindings?.[meta.digest];
+      await writeFile(file, JSON.stringify({ ...meta, digest, bindings: own === undefined ? {} : { [digest]: own } }));
+    },
     dispose: () => removeDir(stateDir),
   };
 }
@@ -65,6 +73,8 @@ function postgresSite(url: string): StoreSite {
     rawOf: (names) => [...names].sort(),
     recordedDigest: async (name) =>
       (await sql<{ digest: string }>(url, 'SELECT digest FROM berm_harness WHERE name = $1', [name]))[0]!.digest,
+    // A row's bindings are those of the image it names.
+    recordOtherImage: async (name, digest) => void (await sql(url, 'UPDATE berm_harness SET digest = $2 WHERE name = $1', [name, digest])),
     dispose: () => dropDatabase(url),
   };
 }

@@ -26,11 +26,9 @@
  * listening connection never end the process. The connection string's password is never logged: the
  * store is named by `location`, which leaves it out.
  */
-import { Manifest } from '@berm/manifest';
 import { isHarnessName } from '@berm/protocol';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { digestOf } from './checks.js';
 import { emptyUsage, type UsageRecord } from './gate.js';
 import { reasonOf, storeFailure } from './postgres-errors.js';
 import { StoreListener } from './postgres-listener.js';
@@ -52,6 +50,7 @@ import { storeLocation } from './postgres-url.js';
 import { waitForStore } from './postgres-wait.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
 import { decodeBindings, decodeUseTime } from './store-codec.js';
+import { checkAgainstImage } from './store-repair.js';
 
 /**
  * How long the database may take to answer before it counts as out of reach (`--store-timeout`): a new
@@ -162,7 +161,7 @@ export class PostgresStore implements HarnessStore {
     return headsOf(rows)[0] ?? null;
   }
 
-  /** The row, checked against its image: a digest (or manifest) that is not the image's is derived again from it, dropping bindings recorded for another image. */
+  /** The row, checked against its image (`checkAgainstImage`); a repair is written back unless another deploy came first. */
   async load(name: string): Promise<StoredHarness | null> {
     const { rows } = await this.query<HarnessRow>(
       'SELECT name, digest, image, bindings, deployed_at, last_used_at, revision::text AS revision FROM berm_harness WHERE name = $1',
@@ -174,32 +173,32 @@ export class PostgresStore implements HarnessStore {
     const uses = await this.query<UseRow>('SELECT kind, item, used_at FROM berm_usage WHERE harness = $1', [name]);
     const now = Date.now();
     for (const use of uses.rows) addUse(used, use, now);
-    const digest = digestOf(row.image);
-    const meta: HarnessMeta = {
+    const deployedAt = row.deployed_at.toISOString();
+    const stored: HarnessMeta = {
       name,
-      digest,
-      deployed_at: row.deployed_at.toISOString(),
+      digest: row.digest,
+      deployed_at: deployedAt,
       last_used_at: decodeUseTime(row.last_used_at, now),
       used,
     };
-    let repaired = false;
-    if (row.digest !== digest) {
-      repaired = true;
-      let manifest: string | null = null;
-      try {
-        manifest = JSON.stringify(Manifest.fromImage(row.image).data);
-      } catch {
-        // An image whose manifest does not read is refused by the restore's checks; the column stays.
-      }
+    // A row holds the bindings of the one image it names.
+    const bindings = decodeBindings(row.bindings);
+    if (bindings !== undefined) stored.bindings = { [row.digest]: bindings };
+    const check = checkAgainstImage(name, row.image, stored, deployedAt);
+    if (check.repaired) {
+      const own = check.meta.bindings?.[check.digest];
       await this.query(
-        'UPDATE berm_harness SET digest = $2, manifest = COALESCE($3::jsonb, manifest), bindings = NULL WHERE name = $1 AND revision = $4',
-        [name, digest, manifest, row.revision],
+        'UPDATE berm_harness SET digest = $2, manifest = COALESCE($3::jsonb, manifest), bindings = $4::jsonb WHERE name = $1 AND revision = $5',
+        [
+          name,
+          check.digest,
+          check.manifest === null ? null : JSON.stringify(check.manifest),
+          own === undefined ? null : JSON.stringify(own),
+          row.revision,
+        ],
       );
-    } else {
-      const bindings = decodeBindings(row.bindings);
-      if (bindings !== undefined) meta.bindings = { [digest]: bindings };
     }
-    return { name, bytes: row.image, digest, meta, revision: row.revision, repaired };
+    return { name, bytes: row.image, digest: check.digest, meta: check.meta, revision: row.revision, repaired: check.repaired };
   }
 
   /** A row is whole or absent: nothing is ever left half-removed. */
