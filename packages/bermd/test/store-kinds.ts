@@ -26,6 +26,8 @@ export interface StoreSite {
   recordedDigest(name: string): Promise<string>;
   /** Writes the bindings stored for `name`'s image as they are given, raw, as an earlier version would have written them. */
   writeRawBindings(name: string, bindings: Record<string, unknown>): Promise<void>;
+  /** Makes the metadata (or row) beside the image name another image, `digest`, with the bindings it holds recorded for that image. */
+  recordOtherImage(name: string, digest: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -55,6 +57,12 @@ function directorySite(stateDir: string): StoreSite {
       const meta = JSON.parse(await readFile(file, 'utf8')) as { digest: string; bindings?: Record<string, unknown> };
       await writeFile(file, JSON.stringify({ ...meta, bindings: { [meta.digest]: bindings } }));
     },
+    recordOtherImage: async (name, digest) => {
+      const file = path.join(dir, `${name}.json`);
+      const meta = JSON.parse(await readFile(file, 'utf8')) as { digest: string; bindings?: Record<string, unknown> };
+      const own = meta.bindings?.[meta.digest];
+      await writeFile(file, JSON.stringify({ ...meta, digest, bindings: own === undefined ? {} : { [digest]: own } }));
+    },
     dispose: () => removeDir(stateDir),
   };
 }
@@ -75,6 +83,8 @@ function postgresSite(url: string): StoreSite {
     writeRawBindings: async (name, bindings) => {
       await sql(url, 'UPDATE berm_harness SET bindings = $2::jsonb WHERE name = $1', [name, JSON.stringify(bindings)]);
     },
+    // A row's bindings are those of the image it names.
+    recordOtherImage: async (name, digest) => void (await sql(url, 'UPDATE berm_harness SET digest = $2 WHERE name = $1', [name, digest])),
     dispose: () => dropDatabase(url),
   };
 }

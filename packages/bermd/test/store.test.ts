@@ -215,6 +215,31 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect((await two)?.digest).toBe(digestOf(first));
   });
 
+  it("repairs a record naming another image from the image: its digest, the usage kept, the other image's bindings dropped, written back", async () => {
+    const r = await registry(ticking());
+    const bytes = await harnessImage(manifestWithTools(['a']));
+    await r.deploy('h', bytes, { bindings: { timeout_ms: 3000 } });
+    r.recordUse('h', { tool: 'a' }, at('2026-02-01T00:00:00.000Z'));
+    await r.close(); // writes the use
+    const other = `sha256:${'0'.repeat(64)}`;
+    await site.recordOtherImage('h', other);
+
+    const s = await store();
+    const loaded = await s.load('h');
+    expect(loaded).toMatchObject({ digest: digestOf(bytes), repaired: true });
+    expect(loaded!.meta).toMatchObject({
+      name: 'h',
+      digest: digestOf(bytes),
+      used: { tools: { a: '2026-02-01T00:00:00.000Z' }, events: {} },
+    });
+    expect(loaded!.meta.bindings?.[digestOf(bytes)]).toBeUndefined();
+    expect(loaded!.meta.bindings?.[other]).toBeUndefined();
+    expect(await site.recordedDigest('h')).toBe(digestOf(bytes));
+    expect((await s.load('h'))?.repaired).toBe(false);
+    const again = await registry();
+    expect(again.get('h')).toMatchObject({ digest: digestOf(bytes), bindings: {} });
+  });
+
   it('lists heads and names sorted as the registry sorts them', async () => {
     const r = await registry();
     const bytes = await harnessImage();

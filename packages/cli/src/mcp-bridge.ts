@@ -19,7 +19,9 @@
  * image: what the relay quotes of it (the SDK's messages carry an answer's body) is made printable.
  */
 import { pipeline, type Readable, type Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonUrl } from '@berm/client';
+import { backoff } from '@berm/protocol';
 import {
   type JSONRPCErrorResponse,
   isJSONRPCErrorResponse,
@@ -343,11 +345,9 @@ export class McpBridge {
   private async keepTrying(): Promise<void> {
     if (this.retrying || this.closed) return;
     this.retrying = true;
-    let wait = this.retry.first;
     try {
-      while (!this.closed && !(await this.reconnect())) {
-        await new Promise<void>((resolve) => setTimeout(resolve, wait).unref());
-        wait = Math.min(wait * 2, this.retry.max);
+      for (let attempt = 0; !this.closed && !(await this.reconnect()); attempt++) {
+        await sleep(backoff(attempt, { firstMs: this.retry.first, maxMs: this.retry.max }), undefined, { ref: false });
       }
     } finally {
       this.retrying = false;

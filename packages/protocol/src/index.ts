@@ -64,3 +64,4 @@ export {
 } from './settings.js';
 export { readSettingText, printDefault, type SettingValue } from './setting-values.js';
 export { settingsTable, SETTINGS_TABLE_START, SETTINGS_TABLE_END } from './settings-table.js';
+export { backoff, type Backoff } from './backoff.js';

@@ -24,14 +24,14 @@
  * that name, and nothing is watched for changes made elsewhere.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { isHarnessName } from '@berm/protocol';
-import { digestOf } from './checks.js';
-import { emptyUsage, laterUse, mergeUsage, type UsageRecord } from './gate.js';
+import { laterUse, mergeUsage, type UsageRecord } from './gate.js';
 import { KeyedQueue } from './keyed-queue.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction } from './store.js';
 import { decodeMeta, encodeMeta, onlyCurrent } from './store-codec.js';
+import { checkAgainstImage } from './store-repair.js';
 import { reached } from '../faults.js';
 
 const TEMP_PREFIX = '.tmp-';
@@ -77,28 +77,18 @@ export class DirectoryStore implements HarnessStore {
     return names.sort();
   }
 
-  /** Reads one stored harness, repairing its metadata from the image when the two disagree. */
+  /** Reads one stored harness, repairing its metadata from the image when the two disagree (`checkAgainstImage`). */
   async load(name: string): Promise<StoredHarness | null> {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(this.imagePath(name));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw e;
-    }
-    const digest = digestOf(bytes);
-    let meta = await this.readMeta(name);
-    let repaired = false;
-    if (meta === null || meta.digest !== digest || meta.name !== name) {
-      const { mtime } = await stat(this.imagePath(name));
-      const kept = meta?.bindings?.[digest];
-      meta = { name, digest, deployed_at: mtime.toISOString(), last_used_at: meta?.last_used_at ?? null, used: meta?.used ?? emptyUsage() };
-      if (kept !== undefined) meta.bindings = { [digest]: kept };
-      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(meta)));
+    const image = await this.readImageFile(name);
+    if (image === null) return null;
+    // A repaired record's deploy time is the image file's: its rename was the deploy's commit.
+    const check = checkAgainstImage(name, image.bytes, await this.readMeta(name), image.mtime.toISOString());
+    if (check.repaired) {
+      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(check.meta)));
       await this.syncDir();
-      repaired = true;
     }
-    return { name, bytes, digest, meta, revision: revisionOf(meta), repaired };
+    const { digest, meta, repaired } = check;
+    return { name, bytes: image.bytes, digest, meta, revision: revisionOf(meta), repaired };
   }
 
   async heads(): Promise<StoredHead[]> {
@@ -159,6 +149,23 @@ export class DirectoryStore implements HarnessStore {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw e;
+    }
+  }
+
+  /** The image and its file's mtime, read through one open file (so both are of the same file); null when none. */
+  private async readImageFile(name: string): Promise<{ bytes: Buffer; mtime: Date } | null> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.imagePath(name), 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+    try {
+      const { mtime } = await handle.stat();
+      return { bytes: await handle.readFile(), mtime };
+    } finally {
+      await handle.close();
     }
   }
 

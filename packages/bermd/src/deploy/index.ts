@@ -45,15 +45,9 @@ export {
 export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './store.js';
 export { DirectoryStore } from './directory-store.js';
 export { decodeBindings, decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
-export {
-  PostgresStore,
-  DEFAULT_STORE_TIMEOUT_MS,
-  MAX_STORE_TIMEOUT_MS,
-  LISTEN_APPLICATION_NAME,
-  isPostgresUrl,
-  reasonOf,
-  storeLocation,
-  storePasswords,
-} from './postgres-store.js';
+export { PostgresStore, DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS } from './postgres-store.js';
+export { LISTEN_APPLICATION_NAME } from './postgres-listener.js';
+export { reasonOf } from './postgres-errors.js';
+export { isPostgresUrl, storeLocation, storePasswords } from './postgres-url.js';
 export { SCHEMA_VERSION, LOCK_CLASS } from './postgres-schema.js';
 export { moveStore, type MovedHarness } from './move-store.js';
