@@ -23,7 +23,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonUrl } from '@berm/client';
 import { backoff } from '@berm/protocol';
 import {
-  type JSONRPCErrorResponse,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
@@ -36,6 +35,8 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { printable } from './format/printable.js';
+import { answeredError, describe, statusOf } from './mcp-failure.js';
+import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 
 export interface BridgeOptions {
@@ -56,80 +57,32 @@ export const UNREACHABLE_CODE = -32000;
 
 const DEFAULT_RETRY = { first: 250, max: 5000 };
 
-/** The id the relay gives the requests it sends of its own accord (a session's replay), never a client's. */
-function ownId(n: number): string {
-  return `berm-mcp-${n}`;
-}
-
-/** The HTTP status of a failed send, when bermd answered at all. */
-function statusOf(error: unknown): number | undefined {
-  const data = (error as { data?: { status?: unknown } } | undefined)?.data;
-  return typeof data?.status === 'number' ? data.status : undefined;
-}
-
-/**
- * The JSON-RPC error bermd answered a failed send with (its body), when the body holds one. Its id is
- * not read: bermd answers null where it refuses a request before reading it (a 503 `session-cap`).
- */
-function answeredError(error: unknown): JSONRPCErrorResponse['error'] | undefined {
-  const text = (error as { data?: { text?: unknown } } | undefined)?.data?.text;
-  if (typeof text !== 'string') return undefined;
-  let body: { error?: { code?: unknown; message?: unknown; data?: unknown } } | null;
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
-    return undefined;
-  }
-  const said = body?.error;
-  if (typeof said !== 'object' || said === null || !Number.isInteger(said.code) || typeof said.message !== 'string') return undefined;
-  return { code: said.code as number, message: said.message, ...(said.data === undefined ? {} : { data: said.data }) };
-}
-
-/** How much of an answer that is not bermd's JSON-RPC is quoted: enough to tell a proxy's page from bermd. */
-const QUOTED = 300;
-
-/** What went wrong, in words: the connection's error, or what bermd answered; as it came, to be made printable. */
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
-  const status = statusOf(error);
-  const said = answeredError(error)?.message ?? (error instanceof Error ? error.message : String(error));
-  const quoted = said.length > QUOTED ? `${said.slice(0, QUOTED)}...` : said;
-  return status === undefined ? quoted : `answered ${status}: ${quoted}`;
-}
-
 export class McpBridge {
   private readonly options: BridgeOptions;
   private readonly retry: { first: number; max: number };
   private readonly down: StdioServerTransport;
   /** stdin less the lines that are not JSON-RPC, which it answers itself: what `down` reads. */
   private readonly lines: JsonRpcLines;
+  /** The transport to bermd: a new session's replaces it (reopenSession). */
   private up: StreamableHTTPClientTransport;
-  /** The client's own handshake (once bermd accepted it) and log level (2025 generation), replayed on a new session. */
-  private initialize?: JSONRPCRequest;
-  private handshake?: JSONRPCRequest;
-  /** While the client's `initialize` is unanswered, what it sends next waits: it belongs to the session being opened. */
-  private handshaking?: Promise<void>;
-  private endHandshake: () => void = () => {};
-  private initialized = false;
-  private setLevel?: JSONRPCRequest;
+  private link: Link = 'reachable';
+  /** The client's 2025 session (none for a 2026-07-28 client). */
+  private readonly session: SessionReplay = { initializedNotified: false };
+  private handshake?: Handshake;
   /** The client's `subscriptions/listen` requests whose streams it still holds (2026-07-28). */
   private readonly listens = new Map<RequestId, JSONRPCRequest>();
   /** Listens sent again: their second acknowledgement is the relay's, not the client's. */
   private readonly relistened = new Set<RequestId>();
   /** Requests under way, so that a cancellation or the end can stop them. */
   private readonly inflight = new Map<RequestId, AbortController>();
-  /** Answers to the relay's own requests, by id. */
-  private readonly own = new Map<RequestId, (message: JSONRPCMessage) => void>();
-  private ownCount = 0;
+  private readonly own = new OwnRequests();
+  /** The attempt under way to restore what the client had on bermd, which concurrent callers share. */
   private reconnecting?: Promise<boolean>;
+  /** Whether the loop that repeats the attempts until one succeeds runs. */
   private retrying = false;
-  private reachable = true;
-  private closed = false;
-  private finish: () => void = () => {};
+  private readonly ended = deferred();
   /** Resolves once the client has gone (stdin closed) and the relay has let go of bermd. */
-  readonly done: Promise<void>;
+  readonly done: Promise<void> = this.ended.promise;
 
   constructor(options: BridgeOptions) {
     this.options = options;
@@ -140,7 +93,10 @@ export class McpBridge {
     });
     this.down = new StdioServerTransport(this.lines, options.stdout);
     this.up = this.upstream();
-    this.done = new Promise((resolve) => (this.finish = resolve));
+  }
+
+  private get closed(): boolean {
+    return this.link === 'closed';
   }
 
   async start(): Promise<void> {
@@ -189,16 +145,16 @@ export class McpBridge {
 
   private async fromClient(message: JSONRPCMessage): Promise<void> {
     if (isJSONRPCRequest(message) && message.method === 'initialize') {
-      this.handshake = message;
-      this.handshaking = new Promise((resolve) => (this.endHandshake = resolve));
+      const { promise, resolve } = deferred();
+      this.handshake = { request: message, answered: promise, end: resolve };
       return this.send(message, true);
     }
-    await this.handshaking;
+    await this.handshake?.answered;
     if (isJSONRPCRequest(message)) {
-      if (message.method === 'logging/setLevel') this.setLevel = message;
+      if (message.method === 'logging/setLevel') this.session.logLevel = message;
       else if (message.method === 'subscriptions/listen') this.listens.set(message.id, message);
     } else if (isJSONRPCNotification(message)) {
-      if (message.method === 'notifications/initialized') this.initialized = true;
+      if (message.method === 'notifications/initialized') this.session.initializedNotified = true;
       if (message.method === 'notifications/cancelled') {
         const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
         if (id !== undefined) {
@@ -235,7 +191,7 @@ export class McpBridge {
       }
       const status = statusOf(e);
       // bermd no longer knows the session (it restarted, or let an idle one go): a new one, then this message again.
-      if (status === 404 && mayReconnect && this.initialize !== undefined && request?.method !== 'initialize') {
+      if (status === 404 && mayReconnect && this.session.accepted !== undefined && request?.method !== 'initialize') {
         this.options.log('bermd no longer knows the session; opening a new one');
         if (await this.reconnect()) return this.send(message, false);
       }
@@ -267,12 +223,7 @@ export class McpBridge {
   private fromDaemon(message: JSONRPCMessage): void {
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       const id = message.id as RequestId;
-      const mine = this.own.get(id);
-      if (mine !== undefined) {
-        this.own.delete(id);
-        mine(message);
-        return;
-      }
+      if (this.own.settle(id, message)) return;
       this.inflight.delete(id);
       if (this.listens.has(id)) {
         // bermd ended a listen the client still holds (it is stopping): for the client the relay is the
@@ -283,9 +234,9 @@ export class McpBridge {
         }
         this.listens.delete(id);
       }
-      if (id === this.handshake?.id) {
+      if (id === this.handshake?.request.id) {
         if (isJSONRPCResultResponse(message)) {
-          this.initialize = this.handshake;
+          this.session.accepted = this.handshake.request;
           this.up.setProtocolVersion((message.result as { protocolVersion: string }).protocolVersion);
         }
         this.endHandshake();
@@ -322,6 +273,13 @@ export class McpBridge {
       await this.toClient({ jsonrpc: '2.0', method: 'notifications/resources/list_changed', params });
   }
 
+  /** The client's `initialize` is answered, or was not sent: what waits on it goes on. */
+  private endHandshake(): void {
+    const ending = this.handshake;
+    this.handshake = undefined;
+    ending?.end();
+  }
+
   private listenEnded(id: RequestId): void {
     this.inflight.delete(id);
     // Neither answered (a graceful end) nor cancelled by the client: bermd went away under it.
@@ -329,16 +287,17 @@ export class McpBridge {
   }
 
   private nowReachable(): void {
-    if (this.reachable) return;
-    this.reachable = true;
+    if (this.link !== 'lost') return;
+    this.link = 'reachable';
     this.options.log(`bermd answers again at ${this.options.endpoint.href}`);
   }
 
   /** bermd went away: say so once, and keep trying to restore what the client had there (a session, listen streams). */
   private lost(why: string): void {
-    const restorable = this.initialize !== undefined || this.listens.size > 0;
-    if (this.reachable) this.options.log(`lost bermd at ${this.options.endpoint.href}: ${why}${restorable ? '; retrying' : ''}`);
-    this.reachable = false;
+    if (this.closed) return;
+    const restorable = this.session.accepted !== undefined || this.listens.size > 0;
+    if (this.link === 'reachable') this.options.log(`lost bermd at ${this.options.endpoint.href}: ${why}${restorable ? '; retrying' : ''}`);
+    this.link = 'lost';
     if (restorable) void this.keepTrying();
   }
 
@@ -362,7 +321,7 @@ export class McpBridge {
 
   private async restore(): Promise<boolean> {
     try {
-      if (this.initialize !== undefined) await this.reopenSession(this.initialize);
+      if (this.session.accepted !== undefined) await this.reopenSession(this.session.accepted);
       for (const listen of this.listens.values()) {
         this.relistened.add(listen.id);
         // Tracked as the client's own request was, so that its cancellation still closes the stream.
@@ -371,7 +330,7 @@ export class McpBridge {
         await this.up.send(listen, { requestSignal: controller.signal, onRequestStreamEnd: () => this.listenEnded(listen.id) });
       }
       this.nowReachable();
-      if (this.initialize !== undefined) await this.listChanged();
+      if (this.session.accepted !== undefined) await this.listChanged();
       return true;
     } catch (e) {
       if (!this.closed) this.options.log(`bermd is still not reachable at ${this.options.endpoint.href} (${describe(e)})`);
@@ -384,18 +343,12 @@ export class McpBridge {
   private async reopenSession(initialize: JSONRPCRequest): Promise<void> {
     const next = this.upstream();
     await next.start();
-    const ask = async (request: JSONRPCRequest): Promise<JSONRPCMessage> => {
-      const id = ownId(++this.ownCount);
-      const answered = new Promise<JSONRPCMessage>((resolve) => this.own.set(id, resolve));
-      await next.send({ ...request, id });
-      return answered;
-    };
     try {
-      const answer = await ask(initialize);
+      const answer = await this.own.ask(next, initialize);
       if (!isJSONRPCResultResponse(answer)) throw new Error(`bermd refused the session: ${JSON.stringify(answer)}`);
       next.setProtocolVersion((answer.result as { protocolVersion: string }).protocolVersion);
-      if (this.initialized) await next.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      if (this.setLevel !== undefined) await ask(this.setLevel);
+      if (this.session.initializedNotified) await next.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      if (this.session.logLevel !== undefined) await this.own.ask(next, this.session.logLevel);
     } catch (e) {
       await next.close();
       throw e;
@@ -411,13 +364,13 @@ export class McpBridge {
   /** The client went away: stop what is under way, end the session on bermd, and let go. */
   async close(): Promise<void> {
     if (this.closed) return;
-    this.closed = true;
+    this.link = 'closed';
     for (const call of this.inflight.values()) call.abort();
     // stdin may still be open (the client closed stdout): it is read no more.
     this.lines.destroy();
     if (this.up.sessionId !== undefined) await this.up.terminateSession().catch(() => {});
     await this.up.close().catch(() => {});
-    this.finish();
+    this.ended.resolve();
   }
 }
 

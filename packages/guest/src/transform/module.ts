@@ -12,6 +12,9 @@
  * berm supports; it is the one feature a berm build adds to AssemblyScript's defaults.
  */
 
+import { ALLOC_EXPORT, toolExport } from '@berm/protocol';
+import { ABORT_RESULT, glueExport } from './tools.js';
+
 /** The part of binaryen.js used here; the compiler hands the transform its own instance. */
 // biome-ignore lint/suspicious/noExplicitAny: the compiler's binaryen instance comes untyped through the transform API
 export type Binaryen = any;
@@ -21,6 +24,8 @@ export type BinaryenModule = any;
 export const ABORT_TAG = 'berm:abort';
 const UNWIND = '~lib/berm_abort/__berm_unwind';
 const STACK_POINTER = '~lib/memory/__stack_pointer';
+/** The ABI's export of the memory (docs/contract.md §4). */
+const MEMORY_EXPORT = 'memory';
 
 export interface ModuleImport {
   module: string;
@@ -53,7 +58,7 @@ export function functionImports(b: Binaryen, module: BinaryenModule): ModuleImpo
  */
 export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonly string[]): string[] {
   const exports = exportsOf(b, module);
-  const abortResult = exports.get('__berm_abort_result')?.value;
+  const abortResult = exports.get(ABORT_RESULT)?.value;
   const canAbort = module.getFunction(UNWIND) !== 0;
   const hasStack = module.getGlobal(STACK_POINTER) !== 0;
   if (canAbort) {
@@ -64,7 +69,7 @@ export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonl
   const missing: string[] = [];
   const params = b.createType([b.i32, b.i32]);
   for (const tool of tools) {
-    const glue = exports.get(`__berm_tool_${tool}`)?.value;
+    const glue = exports.get(glueExport(tool))?.value;
     if (glue === undefined) {
       missing.push(tool);
       continue;
@@ -83,9 +88,9 @@ export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonl
     }
     const name = `berm:tool:${tool}`;
     module.addFunction(name, params, b.i64, vars, body);
-    module.addFunctionExport(name, `berm_tool_${tool}`);
+    module.addFunctionExport(name, toolExport(tool));
   }
-  const keep = new Set(['memory', 'berm_alloc', ...tools.map((t) => `berm_tool_${t}`)]);
+  const keep = new Set([MEMORY_EXPORT, ALLOC_EXPORT, ...tools.map(toolExport)]);
   for (const name of exportsOf(b, module).keys()) {
     if (!keep.has(name)) module.removeExport(name);
   }

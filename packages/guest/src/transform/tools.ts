@@ -11,9 +11,18 @@
  */
 import { CommonFlags, NodeKind } from 'assemblyscript';
 import type { ExportStatement, FunctionDeclaration, NamedTypeNode, Node, Source } from 'assemblyscript';
+import { ALLOC_EXPORT } from '@berm/protocol';
 
 /** Tool names as the manifest allows them (docs/contract.md §2). */
 export const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The export of tool `name`'s glue, which module.ts wraps and exports as the ABI's `berm_tool_<name>`. */
+export function glueExport(name: string): string {
+  return `__berm_tool_${name}`;
+}
+
+/** The guest library's export that answers `{"error": message}` for the abort that unwound a call. */
+export const ABORT_RESULT = '__berm_abort_result';
 
 export interface ToolDecl {
   /** The tool's name: the function's, or the name it is exported as. */
@@ -103,7 +112,7 @@ export function glueFor(tools: readonly ToolDecl[]): string {
     '',
     '// berm: ABI glue written by the @berm/guest transform',
     'import { __berm_args, __berm_no_args, __berm_ok, __berm_ok_void } from "@berm/guest";',
-    'export { berm_alloc, __berm_abort_result } from "@berm/guest";',
+    `export { ${ALLOC_EXPORT}, ${ABORT_RESULT} } from "@berm/guest";`,
   ];
   for (const tool of tools) {
     const args = tool.paramType === null ? '' : `__berm_args<${tool.paramType}>(ptr, len)`;
@@ -111,7 +120,7 @@ export function glueFor(tools: readonly ToolDecl[]): string {
     const body = tool.returnsVoid
       ? `${prelude}${tool.local}(${args}); return __berm_ok_void();`
       : `${prelude}return __berm_ok(${tool.local}(${args}));`;
-    lines.push(`export function __berm_tool_${tool.name}(ptr: usize, len: i32): i64 { ${body} }`);
+    lines.push(`export function ${glueExport(tool.name)}(ptr: usize, len: i32): i64 { ${body} }`);
   }
   return `${lines.join('\n')}\n`;
 }

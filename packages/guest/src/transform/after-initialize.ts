@@ -1,0 +1,34 @@
+/**
+ * The transform's afterInitialize, once every type resolves: reports what afterParse found wrong with
+ * the tools' declarations, and renders each tool and `@event` class (render.ts).
+ */
+import type { Program } from 'assemblyscript';
+import type { ToolSpec } from '@berm/manifest';
+import type { ParsedHarness } from './after-parse.js';
+import { type Diagnostics, nameRange } from './diagnostics.js';
+import { type EventInfo, renderEvents, renderTool } from './render.js';
+import { SchemaRenderer } from './schema.js';
+import { glueExport } from './tools.js';
+
+/** What afterInitialize rendered: the tools that could be, and the events. */
+export interface RenderedHarness {
+  tools: ToolSpec[];
+  events: EventInfo[];
+}
+
+export function renderHarness(program: Program, parsed: ParsedHarness, diagnostics: Diagnostics): RenderedHarness {
+  for (const problem of parsed.toolProblems) diagnostics.error(nameRange(problem.node), problem.message);
+  const rendered: RenderedHarness = { tools: [], events: [] };
+  if (parsed.entry === null) return rendered;
+  const file = program.filesByName.get(parsed.entry.internalPath);
+  if (file === undefined) return rendered;
+  const renderer = new SchemaRenderer(program);
+  for (const tool of parsed.tools) {
+    const spec = renderTool(program, file, renderer, tool, diagnostics);
+    if (spec !== undefined) rendered.tools.push(spec);
+    // A tool that cannot be rendered is not compiled into the ABI: its glue would only add errors.
+    else file.exports?.delete(glueExport(tool.name));
+  }
+  rendered.events = renderEvents(program, renderer, diagnostics);
+  return rendered;
+}
