@@ -218,7 +218,7 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
   it("repairs a record naming another image from the image: its digest, the usage kept, the other image's bindings dropped, written back", async () => {
     const r = await registry(ticking());
     const bytes = await harnessImage(manifestWithTools(['a']));
-    await r.deploy('h', bytes, { bindings: { timeout_ms: 3000 } });
+    await r.deploy('h', bytes, { bindings: { timeout: 3000 } });
     r.recordUse('h', { tool: 'a' }, at('2026-02-01T00:00:00.000Z'));
     await r.close(); // writes the use
     const other = `sha256:${'0'.repeat(64)}`;
