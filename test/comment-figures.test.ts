@@ -6,25 +6,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commentFigures } from './helpers/comment-figures.js';
+import { filesUnder } from './helpers/tree.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
+/** Every package's sources and build scripts: TypeScript, AssemblyScript and JavaScript. */
 function sources(): string[] {
-  const found: string[] = [];
-  for (const pkg of readdirSync(path.join(root, 'packages'))) {
-    for (const dir of ['src', 'scripts', 'assembly', 'web/src']) {
-      let entries: import('node:fs').Dirent[];
-      try {
-        entries = readdirSync(path.join(root, 'packages', pkg, dir), { recursive: true, withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const entry of entries)
-        if (entry.isFile() && /\.(?:ts|tsx|js|mjs)$/.test(entry.name))
-          found.push(path.relative(root, path.join(entry.parentPath, entry.name)));
-    }
-  }
-  return found.sort();
+  const code = (name: string): boolean => /\.(?:ts|tsx|js|mjs)$/.test(name);
+  return readdirSync(path.join(root, 'packages'))
+    .flatMap((pkg) => ['src', 'scripts', 'assembly', 'web/src'].flatMap((dir) => filesUnder(root, path.join('packages', pkg, dir), code)))
+    .sort();
 }
 
 describe('figures in source comments', () => {

@@ -1,25 +1,19 @@
 // The paths the documentation cites are paths in this repository. A moved or renamed file leaves
 // README sentences pointing at nothing; this reads every Markdown file the project ships and checks
 // each relative link and each code span that names a file or folder of the repository.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { citedPaths } from './helpers/doc-paths.js';
+import { filesUnder } from './helpers/tree.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The Markdown the project ships: the root's, docs/, and each package's and example's. */
 function documents(): string[] {
-  const found = ['README.md'];
-  for (const dir of ['docs', 'packages', 'examples', 'bench']) {
-    for (const entry of readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })) {
-      const full = path.join(entry.parentPath, entry.name);
-      if (entry.isFile() && entry.name.endsWith('.md') && !full.includes(`${path.sep}node_modules${path.sep}`))
-        found.push(path.relative(root, full));
-    }
-  }
-  return found.sort();
+  const md = (name: string): boolean => name.endsWith('.md');
+  return ['README.md', ...['docs', 'packages', 'examples', 'bench'].flatMap((dir) => filesUnder(root, dir, md))].sort();
 }
 
 describe('paths cited by the documentation', () => {
