@@ -4,6 +4,7 @@
 // client. Each generation is measured on bermd's fast path and on the SDK's path (the same call sent
 // so that the fast path leaves it to the SDK: as a batch of one on a session, with a `_meta` key the
 // fast path does not read in 2026-07-28), which is what decides whether the fast path stays.
+// And on a second bermd started with --mcp-fast-path false, where every request goes through the SDK.
 // Also: what instantiating a guest costs per call, and what one level of berm.call adds.
 // Build first: npm run build. Run: node bench/mcp.js
 // BENCH_ARGS adds bermd flags to every daemon it starts (e.g. "--max-concurrency 2").
@@ -58,6 +59,9 @@ const callers = CONCURRENCY;
 const bermd = await startBermd(EXTRA);
 await put(`${bermd.url}/harnesses/echo`, echoImage);
 await put(`${bermd.url}/harnesses/chain`, chainImage);
+// The same calls to a bermd with every bypass off: what --mcp-fast-path false costs a user who compares.
+const bermdOff = await startBermd([...EXTRA, '--mcp-fast-path', 'false']);
+await put(`${bermdOff.url}/harnesses/echo`, echoImage);
 const bare = await startBare();
 const callersOf = (make, url, sdk) => Promise.all(Array.from({ length: callers }, () => make(`${url}/mcp`, sdk)));
 const GENERATIONS = [
@@ -72,6 +76,7 @@ for (const generation of GENERATIONS) {
     bare: { label: 'bare server', callers: await callersOf(generation.make, bare.url, false), pid: bare.pid },
     fast: { label: 'bermd /mcp (fast path)', callers: await callersOf(generation.make, bermd.url, false), pid: bermd.pid },
     sdk: { label: "bermd /mcp (SDK's path)", callers: await callersOf(generation.make, bermd.url, true), pid: bermd.pid },
+    off: { label: 'bermd /mcp (--mcp-fast-path false)', callers: await callersOf(generation.make, bermdOff.url, false), pid: bermdOff.pid },
   };
   const probe = await paths.fast.callers[0]('echo.echo', ARGS);
   if (probe.content[0].text !== JSON.stringify(ARGS)) throw new Error(`echo answered ${JSON.stringify(probe)}`);
@@ -97,6 +102,7 @@ for (const generation of GENERATIONS) {
 }
 await bare.stop();
 await bermd.stop();
+await bermdOff.stop();
 
 // 2. Instantiation, the per-call cost of the runtime's design (a fresh instance per call), here on the main thread.
 const echoModule = await WebAssembly.compile(wat2wasm(ECHO_WAT));
@@ -146,6 +152,7 @@ for (const [key, label] of [
   ['bare', 'bare server'],
   ['fast', 'bermd, fast path'],
   ['sdk', "bermd, SDK's path"],
+  ['off', 'bermd, fast path off'],
 ]) {
   console.log(`${label.padEnd(26)} ${sideBySide.map((g) => cell(g[key].parallel, g.bare.parallel).padEnd(44)).join(' ')}`);
 }
@@ -155,13 +162,13 @@ console.log(
 console.log('');
 for (const g of sideBySide) {
   console.log(
-    `${g.generation}: bermd / bare throughput, ${CONCURRENCY} in flight: ${ratio(g.fast.parallel, g.bare.parallel)} (target >= 0.33; the SDK's path: ${ratio(g.sdk.parallel, g.bare.parallel)})`,
+    `${g.generation}: bermd / bare throughput, ${CONCURRENCY} in flight: ${ratio(g.fast.parallel, g.bare.parallel)} (target >= 0.33; the SDK's path: ${ratio(g.sdk.parallel, g.bare.parallel)}; --mcp-fast-path false: ${ratio(g.off.parallel, g.bare.parallel)})`,
   );
   if (g.fast.parallel.cpu && g.fast.parallel.cpu.all > 0) {
     // CPU per call is steadier than throughput on a shared machine, and says where the time goes.
     const main = (m) => `${m.cpu.all.toFixed(0)} µs (main thread ${m.cpu.main.toFixed(0)} µs)`;
     console.log(
-      `  server CPU per call: bare ${g.bare.parallel.cpu.all.toFixed(0)} µs; bermd fast path ${main(g.fast.parallel)}; SDK's path ${main(g.sdk.parallel)}`,
+      `  server CPU per call: bare ${g.bare.parallel.cpu.all.toFixed(0)} µs; bermd fast path ${main(g.fast.parallel)}; SDK's path ${main(g.sdk.parallel)}; fast path off ${main(g.off.parallel)}`,
     );
   }
 }
