@@ -43,7 +43,7 @@ export function readSettingText(row: Setting, name: string, text: string): numbe
       value = readSizeLimit(name, text);
       break;
     case 'duration':
-      value = row.zeroMeansNone === true && parseDuration(text) === 0 ? 0 : readDurationLimit(name, text);
+      value = row.zeroMeansNone === true && parseDuration(text) === 0 ? 0 : readDurationLimit(name, text, row.examples);
       break;
     case 'count':
       value = readCountLimit(name, text);

@@ -33,6 +33,8 @@ export interface Setting {
   readonly max?: number;
   /** A duration where 0 means none (no wait, never), which a time limit refuses. */
   readonly zeroMeansNone?: boolean;
+  /** Values a refusal shows as examples, when the kind's own (`500ms, 10s or 2m`) would mislead: a window is days. */
+  readonly examples?: string;
   /** The placeholder in help: `DURATION`, `SIZE`, `N`, `FILE`. */
   readonly value?: string;
   /** A limit a deploy may set for one harness, at most the daemon's (which it then clamps to). */
@@ -225,6 +227,7 @@ export const SETTINGS = [
     code: 'breaksWindowMs',
     kind: 'duration',
     zeroMeansNone: true,
+    examples: '30d, 12h, 90m or 3600',
     default: 30 * DAY_MS,
     help: 'a redeploy that breaks a tool or event used this recently is refused unless forced: 30d, 12h, 90m; a bare number is seconds; 0 refuses none',
   },

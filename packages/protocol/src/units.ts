@@ -85,9 +85,9 @@ export function formatSize(bytes: number): string {
 export const MIN_MEMORY_BYTES = 65536;
 
 /** A time limit (at least 1 ms) in milliseconds, or what is wrong with `text`, after `${name} ${text}: `. */
-export function readDurationLimit(name: string, text: string): number | string {
+export function readDurationLimit(name: string, text: string, examples = '500ms, 10s or 2m'): number | string {
   const ms = parseDuration(text);
-  if (ms === undefined) return `${name} ${text}: expected a duration such as 500ms, 10s or 2m`;
+  if (ms === undefined) return `${name} ${text}: expected a duration such as ${examples}`;
   if (ms < 1 || !Number.isSafeInteger(ms)) return `${name} ${text}: must be at least 1ms`;
   return ms;
 }
