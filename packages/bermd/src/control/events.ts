@@ -10,6 +10,7 @@ import type { HarnessChange } from '@berm/protocol';
 import { keepAlive, SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { ChangeEvent, Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
+import { numberDefault } from '../limits.js';
 
 export const EVENTS_PATH = '/events';
 
@@ -17,7 +18,7 @@ export const EVENTS_PATH = '/events';
  * The most `/events` streams open at once (the default of `--max-event-streams`, as `--max-listens`'s):
  * each holds a connection, a subscription to the registry and a timer for as long as its client likes.
  */
-export const MAX_EVENT_STREAMS = 1024;
+export const MAX_EVENT_STREAMS = numberDefault('max-event-streams');
 
 function changeOf(event: ChangeEvent): HarnessChange {
   return event.kind === 'deployed'

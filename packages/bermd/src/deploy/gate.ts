@@ -9,13 +9,14 @@
  * answered it then.
  */
 import { breaks, type Break, type Manifest } from '@berm/manifest';
-import { DAY_MS, describeDuration, parseDuration, SECOND_MS, type GatedBreak, type HarnessUsage } from '@berm/protocol';
+import { describeDuration, parseDuration, SECOND_MS, type GatedBreak, type HarnessUsage } from '@berm/protocol';
 import { BermdError } from '../errors.js';
+import { numberDefault } from '../limits.js';
 
 export type { GatedBreak, HarnessUsage };
 
 /** How far back a use still protects a tool or event: 30 days, as the design notes set it. */
-export const DEFAULT_BREAKS_WINDOW_MS = 30 * DAY_MS;
+export const DEFAULT_BREAKS_WINDOW_MS = numberDefault('breaks-window');
 
 /**
  * When each tool ran and each event was emitted last, by name, in `Date.toISOString()`'s form: what

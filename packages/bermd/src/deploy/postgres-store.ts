@@ -26,7 +26,7 @@
  * listening connection never end the process. The connection string's password is never logged: the
  * store is named by `location`, which leaves it out.
  */
-import { isHarnessName } from '@berm/protocol';
+import { isHarnessName, settingByFlag } from '@berm/protocol';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { emptyUsage, type UsageRecord } from './gate.js';
@@ -51,6 +51,7 @@ import { waitForStore } from './postgres-wait.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
 import { decodeBindings, decodeUseTime } from './store-codec.js';
 import { checkAgainstImage } from './store-repair.js';
+import { numberDefault } from '../limits.js';
 
 /**
  * How long the database may take to answer before it counts as out of reach (`--store-timeout`): a new
@@ -59,9 +60,9 @@ import { checkAgainstImage } from './store-repair.js';
  * keepalive probes only an idle connection and the kernel retransmits unacknowledged data for minutes
  * (TCP_USER_TIMEOUT would bound that, and Node has no portable setter for it).
  */
-export const DEFAULT_STORE_TIMEOUT_MS = 10_000;
+export const DEFAULT_STORE_TIMEOUT_MS = numberDefault('store-timeout');
 /** The longest `--store-timeout`: the timers it sets hold at most 2^31 ms, and an hour of silence is an outage. */
-export const MAX_STORE_TIMEOUT_MS = 3_600_000;
+export const MAX_STORE_TIMEOUT_MS = settingByFlag('store-timeout')!.max!;
 /**
  * How long a deploy waits for its name's lock: a deploy of the same name through another replica holds
  * it for its whole transaction (gate, preparation, the image's write), so longer than one statement.

@@ -34,12 +34,13 @@ import {
 import { KeyedQueue } from './keyed-queue.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction } from './store.js';
 import { reached } from '../faults.js';
+import { numberDefault } from '../limits.js';
 
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
 const USAGE_FLUSH_MS = 5000;
 
 /** How often a registry on a shared store compares its set with the store's, for notifications it missed (`--reconcile-interval`). */
-export const DEFAULT_RECONCILE_INTERVAL_MS = 30_000;
+export const DEFAULT_RECONCILE_INTERVAL_MS = numberDefault('reconcile-interval');
 
 /** A deployed harness as the daemon holds it: compiled once, at deploy or on restore. */
 export interface Harness {

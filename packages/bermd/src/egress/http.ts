@@ -18,6 +18,7 @@ import { firstMatch, grantedPatterns, type HostPattern } from './hosts.js';
 import { parseGuestRequest, SECRET_REF, secretRefs, type GuestRequest } from './request.js';
 import { resolvingConnector, type ResolveEntry } from './resolve.js';
 import type { Secrets } from './secrets.js';
+import { numberDefault } from '../limits.js';
 
 const FETCH = SYSCALL.httpFetch;
 const PROXY = SYSCALL.httpProxy;
@@ -26,7 +27,7 @@ const PROXY = SYSCALL.httpProxy;
 export const SERVABLE_SYSCALLS: readonly string[] = HTTP_SYSCALLS;
 
 /** 1 MiB: the default bound on a response body handed to a guest (`--http-max-body`). */
-export const DEFAULT_HTTP_MAX_BODY = 1024 * 1024;
+export const DEFAULT_HTTP_MAX_BODY = numberDefault('http-max-body');
 
 /** What a harness may reach, as `HarnessInput.context` carries it to the services. */
 export interface EgressContext {

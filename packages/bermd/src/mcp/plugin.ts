@@ -23,6 +23,7 @@ import { cancelledIds } from './fast-call.js';
 import { SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 import { type McpAnswerer, type McpExchange, type McpPaths, mcpPaths } from './transport.js';
+import { numberDefault } from '../limits.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -30,7 +31,7 @@ export const MCP_PATH = '/mcp';
  * A JSON-RPC request to a tool is its arguments and a little framing; an image is not. 4 MiB (the
  * SDK's own default bound) keeps `/mcp` from accepting image-sized bodies.
  */
-export const MAX_MCP_BODY = 4 * 1024 * 1024;
+export const MAX_MCP_BODY = numberDefault('mcp-max-body');
 
 /** How much of a too-large body is read and dropped before the connection is closed instead. */
 const MAX_DRAIN = 64 * 1024 * 1024;

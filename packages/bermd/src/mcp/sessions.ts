@@ -16,12 +16,13 @@ import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { Stop } from '../runtime/index.js';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
+import { numberDefault } from '../limits.js';
 
 /**
  * A session with no request under way and no stream open for this long is closed, so clients that vanish
  * without a DELETE do not pile up (the default of `--session-idle`).
  */
-export const SESSION_IDLE_MS = 30 * 60 * 1000;
+export const SESSION_IDLE_MS = numberDefault('session-idle');
 /** How often idle sessions are looked for; more often when the idle time is shorter. */
 const SWEEP_MS = 60 * 1000;
 /**
@@ -29,7 +30,7 @@ const SWEEP_MS = 60 * 1000;
  * costs (its transport, its server, the SDK's handlers): about 8 KB of heap and 15 KB of RSS each, so
  * 1,000 of them hold about 15 MB, where 5,000 `initialize`s without a cap kept growing bermd's RSS.
  */
-export const MAX_SESSIONS = 1000;
+export const MAX_SESSIONS = numberDefault('max-sessions');
 
 /** `open` at the cap when no session can be let go: every one has a request under way or its stream open. */
 export class SessionCapError extends Error {

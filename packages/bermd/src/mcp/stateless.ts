@@ -13,9 +13,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
 import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
+import { numberDefault } from '../limits.js';
 
 /** The most listen streams open at once, one more being refused (the default of `--max-listens`, the SDK's own). */
-export const MAX_LISTENS = 1024;
+export const MAX_LISTENS = numberDefault('max-listens');
 
 export interface StatelessOptions {
   /** Where list changes travel to `subscriptions/listen` streams; the SDK's in-process bus by default. */
