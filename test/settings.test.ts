@@ -37,6 +37,8 @@ beforeAll(async () => {
   const secrets = path.join(dir, 'secrets.json');
   await writeFile(secrets, '{"example":"value"}');
   await chmod(secrets, 0o600);
+  const access = path.join(dir, 'access.json');
+  await writeFile(access, JSON.stringify([{ name: 'ci', token_sha256: 'a'.repeat(64), scopes: ['berm:read'] }]));
   texts = {
     listen: '127.0.0.1:0',
     state: path.join(dir, 'state'),
@@ -49,6 +51,7 @@ beforeAll(async () => {
     'http-proxy': 'http://proxy.internal:3128/',
     resolve: 'api.example.com:443:127.0.0.1',
     secrets,
+    access,
   };
 });
 

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp, HostPolicy } from './app/index.js';
+import { Authentication, StaticPrincipals } from './auth/index.js';
 import { controlPlugin } from './control/index.js';
 import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
@@ -35,6 +36,8 @@ export interface Daemon {
   runner: ToolRunner;
   catalog: ToolCatalog;
   sessions: McpSessions;
+  /** The static principals (`--token-file`, `--access`), which SIGHUP replaces; undefined when there are none. */
+  principals?: StaticPrincipals;
   /**
    * Stops accepting (new connections, and new requests on open ones: 503 shutting-down), lets what is under
    * way finish within the shutdown grace, then stops the calls still running (they answer `closed`) and
@@ -228,10 +231,13 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   });
 
   const hosts = new HostPolicy({ listen: config.host, allowed: config.allowedHosts });
+  const principals =
+    config.token === undefined && config.access === undefined ? undefined : new StaticPrincipals(config.access ?? [], config.token);
+  const auth = new Authentication({ statics: principals });
   const app = buildApp({
     logger,
     bodyLimit: config.maxImageSize,
-    token: config.token,
+    auth,
     hosts,
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -253,6 +259,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     runner,
     catalog,
     sessions: mcpSessions,
+    principals,
     close() {
       closed ??= (async () => {
         const graceMs = config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;

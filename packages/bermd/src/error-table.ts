@@ -35,6 +35,10 @@ export const ERROR_TABLE = {
     offWire: 'bad-option',
     why: 'the --secrets file does not read; on SIGHUP it is logged and the secrets held are kept (main.ts)',
   },
+  AccessFileError: {
+    offWire: 'bad-option',
+    why: 'the --access file does not read; on SIGHUP it is logged and the principals held are kept (main.ts)',
+  },
   SchemaError: { offWire: 'start-refused', why: 'the database holds a schema this bermd cannot use' },
   AbiViolation: { offWire: 'call-answer', why: 'the guest broke the ABI: its call answers bad-result' },
   TaskStopped: { offWire: 'call-answer', why: "a worker's task stopped: its call answers timeout, cancelled or closed" },

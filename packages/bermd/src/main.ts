@@ -6,6 +6,8 @@ import { reasonOf, storeLocation, storePasswords } from './deploy/index.js';
 import { isBermdError } from './errors.js';
 import { armFault, FAULT_ENV } from './faults.js';
 import { migrateStore } from './migrate-store.js';
+import { tokenCommand } from './token-command.js';
+import { AccessFileError, readAccessFile } from './auth/index.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { Secrets, SecretsFileError } from './egress/index.js';
 import { stderrLogger } from './log.js';
@@ -17,6 +19,7 @@ import { printable } from './terminal-text.js';
  */
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'migrate-store') return migrateStore(argv.slice(1));
+  if (argv[0] === 'token') return tokenCommand(argv.slice(1));
   let options: DaemonOptions | 'help';
   try {
     options = await parseOptions(argv);
@@ -105,8 +108,11 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', (s) => void stop(s));
   process.on('SIGINT', (s) => void stop(s));
-  // Node's default for SIGHUP ends the process; here it rotates secrets.
-  process.on('SIGHUP', () => void rereadSecrets(options, logger));
+  // Node's default for SIGHUP ends the process; here it rotates secrets and principals.
+  process.on('SIGHUP', () => {
+    void rereadSecrets(options, logger);
+    void rereadAccess(options, daemon, logger);
+  });
 
   if (!isLoopbackAddress(options.host)) {
     logger.warn(
@@ -145,4 +151,20 @@ async function rereadSecrets(options: DaemonOptions, logger: Logger): Promise<vo
   }
   const change = options.secrets.replace(next);
   logger.info({ signal: 'SIGHUP', ...change, held: options.secrets.size }, 'SIGHUP: secrets read again');
+}
+
+/**
+ * SIGHUP: reads the `--access` file again. The log names the principals added, removed and changed
+ * (a new token or new scopes), never a token or its hash; a file that no longer reads keeps those held.
+ */
+async function rereadAccess(options: DaemonOptions, daemon: Daemon, logger: Logger): Promise<void> {
+  const file = options.accessFile;
+  if (file === undefined || daemon.principals === undefined) return;
+  try {
+    const change = daemon.principals.replace(await readAccessFile(file));
+    logger.info({ signal: 'SIGHUP', ...change, held: daemon.principals.size }, 'SIGHUP: principals read again');
+  } catch (e) {
+    if (!(e instanceof AccessFileError)) throw e;
+    logger.error({ signal: 'SIGHUP', reason: e.message }, 'SIGHUP: the access file could not be read; the principals held are kept');
+  }
 }

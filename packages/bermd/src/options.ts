@@ -14,6 +14,7 @@ import {
   printDefault,
 } from '@berm/protocol';
 import { isLoopbackAddress, readAllowedHost } from './app/index.js';
+import { AccessFileError, readAccessFile, type AccessEntry } from './auth/index.js';
 import { isPostgresUrl } from './deploy/index.js';
 import { parseResolve, SERVABLE_SYSCALLS, Secrets, type ResolveEntry } from './egress/index.js';
 import { isBadOption } from './error-table.js';
@@ -58,8 +59,10 @@ type FromRows = { [R in Plain as R extends { default: unknown } ? R['code'] : ne
 export type DaemonOptions = FromRows & {
   host: string;
   port: number;
-  /** The bearer token every request must carry; undefined when auth is off. */
+  /** `--token-file`'s token, naming the principal `operator`; undefined when there is none. */
   token?: string;
+  /** `--access`'s principals (and `accessFile`, where from); undefined when there is no file. */
+  access?: AccessEntry[];
   /** The daemon's limits, what a harness without its own runs under and the most a deploy may give one. */
   limits: Limits;
   /** `--resolve` entries: declared names pointed at addresses. */
@@ -142,10 +145,11 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   const storeOnly = SETTINGS.find((row) => 'storeOnly' in row && given[row.flag] !== undefined);
   if (store === undefined && storeOnly !== undefined) throw new OptionsError(`--${storeOnly.flag} applies to a --store database only`);
   const token = await readToken(given['token-file'] as string | undefined);
-  if (!isLoopbackAddress(host) && token === undefined && !plain.insecureNoAuth) {
+  const access = await readAccess(plain.accessFile as string | undefined);
+  if (!isLoopbackAddress(host) && token === undefined && access === undefined && !plain.insecureNoAuth) {
     throw new OptionsError(
-      `--listen ${listen}: ${host} is reachable from other machines, and without --token-file anyone who reaches it can deploy images ` +
-        "that run with the operator's secrets; give --token-file FILE, or --insecure-no-auth to accept that risk",
+      `--listen ${listen}: ${host} is reachable from other machines, and without --token-file or --access anyone who reaches it can deploy images ` +
+        "that run with the operator's secrets; give --token-file FILE or --access FILE, or --insecure-no-auth to accept that risk",
     );
   }
   plain.allowedHosts = ((plain.allowedHosts as string[] | undefined) ?? []).map((value) => {
@@ -194,7 +198,7 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   for (const row of HARNESS_SETTINGS) delete plain[row.code];
   delete plain.listen;
   delete plain.tokenFile;
-  return { ...(plain as FromRows), host, port, store, token, limits, workers, serve, httpProxy, resolve, secrets, secretsFile };
+  return { ...(plain as FromRows), host, port, store, token, access, limits, workers, serve, httpProxy, resolve, secrets, secretsFile };
 }
 
 async function readToken(file: string | undefined): Promise<string | undefined> {
@@ -207,6 +211,16 @@ async function readToken(file: string | undefined): Promise<string | undefined> 
   }
   if (token === '') throw new OptionsError(`--token-file ${file}: the file is empty`);
   return token;
+}
+
+async function readAccess(file: string | undefined): Promise<AccessEntry[] | undefined> {
+  if (file === undefined) return undefined;
+  try {
+    return await readAccessFile(file);
+  } catch (e) {
+    if (e instanceof AccessFileError) throw new OptionsError(e.message);
+    throw e;
+  }
 }
 
 /** A PostgreSQL URL; its text (which may hold a password) is never quoted back. */

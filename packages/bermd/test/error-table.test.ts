@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_STATUS, OptionsError, SecretsFileError } from 'bermd';
 import { describe, expect, it } from 'vitest';
+import { AccessFileError } from '../dist/auth/index.js';
 import { SchemaError } from '../dist/deploy/postgres-schema.js';
 import { SignatureReadError } from '../dist/deploy/wasm-signatures.js';
 import { ResolveError } from '../dist/egress/index.js';
@@ -25,6 +26,7 @@ const MADE: Record<keyof typeof ERROR_TABLE, Error[]> = {
   OptionsError: [new OptionsError('--listen x: expected HOST:PORT')],
   ResolveError: [new ResolveError('--resolve x: expected HOST:PORT:ADDRESS')],
   SecretsFileError: [new SecretsFileError('secrets.json is readable by others')],
+  AccessFileError: [new AccessFileError('--access access.json: entry 0: unknown member "token"')],
   SchemaError: [new SchemaError('the database is at schema 9')],
   AbiViolation: [new AbiViolation('berm_alloc did not return an i32')],
   TaskStopped: [new TaskStopped('the task was stopped')],

@@ -108,6 +108,8 @@ export const EXIT_CODES = {
   'image-too-large': EXIT.badInput,
   'unsupported-media-type': EXIT.badInput,
   'unauthorized': EXIT.badInput,
+  // The token's principal lacks the scope the request needs.
+  'insufficient-scope': EXIT.badInput,
   // The daemon does not answer to the name the address uses (a proxy it was not told of: --allowed-host).
   'forbidden-host': EXIT.badInput,
   'forbidden-origin': EXIT.badInput,

@@ -9,7 +9,10 @@ export const ERROR_STATUS = {
   'bad-request': 400,
   'bad-limit': 400,
   'bad-grant': 400,
+  /** No credentials, or credentials bermd does not accept (`WWW-Authenticate` says how to get some). */
   unauthorized: 401,
+  /** A principal without the scope the request needs; `scope` names it, so a client can ask for it. */
+  'insufficient-scope': 403,
   'forbidden-host': 403,
   'forbidden-origin': 403,
   'not-found': 404,

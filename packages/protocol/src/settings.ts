@@ -127,7 +127,14 @@ export const SETTINGS = [
     code: 'tokenFile',
     kind: 'string',
     value: 'FILE',
-    help: 'file holding a bearer token every request must carry (default: no auth); required to listen beyond loopback',
+    help: "file holding a bearer token every request must carry (default: no auth); the principal it names is 'operator', holding every scope",
+  },
+  {
+    flag: 'access',
+    code: 'accessFile',
+    kind: 'string',
+    value: 'FILE',
+    help: 'JSON array of principals {"name", "token_sha256", "scopes"} whose tokens requests may carry (bermd token new adds one); SIGHUP reads it again',
   },
   {
     flag: 'allowed-host',
@@ -143,7 +150,7 @@ export const SETTINGS = [
     code: 'insecureNoAuth',
     kind: 'switch',
     default: false,
-    help: 'listen on a non-loopback address without --token-file: anyone who can reach the port deploys and calls',
+    help: 'listen on a non-loopback address without --token-file, --access or --oauth-issuer: anyone who can reach the port deploys and calls',
   },
   {
     flag: 'log-level',

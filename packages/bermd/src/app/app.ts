@@ -6,9 +6,9 @@
  * registered into it (control/, mcp/, ui/), each with its own error handler; a check every request must
  * pass is one more hook here.
  */
-import { timingSafeEqual } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { Authentication, type Principal } from '../auth/index.js';
 import { BermdError } from '../errors.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../limits.js';
 import { closeConnectionsOnClose } from './closing.js';
@@ -23,21 +23,49 @@ declare module 'fastify' {
      * adds the route, read by the token check below, and nowhere else.
      */
     public?: boolean;
+    /**
+     * What the route asks of the request's principal: the scope it lacks (the request is refused 403
+     * `insufficient-scope` naming it), or undefined. Checked once the token names a principal; a route
+     * without one asks only for a principal (a valid token where bermd asks for one).
+     */
+    access?: (principal: Principal, request: FastifyRequest) => string | undefined;
   }
+  interface FastifyInstance {
+    /** Who requests are made by, for a plugin that refuses a scope itself (`refuseScope`). */
+    auth: Authentication;
+  }
+  interface FastifyRequest {
+    /** Who made the request: its token's principal, or `anonymous` where bermd asks for no token. Set before any route runs. */
+    principal: Principal;
+  }
+}
+
+/** A route's `access` for a route that needs one scope. */
+export function needs(scope: string): (principal: Principal) => string | undefined {
+  return (principal) => (principal.has(scope) ? undefined : scope);
 }
 
 export interface AppOptions {
   logger: Logger;
   /** The largest request body any route accepts; a route may set a lower one. */
   bodyLimit: number;
-  /** When set, every request must carry `Authorization: Bearer <token>`. */
-  token?: string;
+  /** Who requests are made by; every request is `anonymous` when unset. */
+  auth?: Authentication;
   /** The names requests may address bermd by and come from; the loopback names alone when unset. */
   hosts?: HostPolicy;
   /** How long a connection may take to send a request head; also how long it may stay idle between requests. */
   headersTimeoutMs?: number;
   /** How long a connection may take to send a whole request, body included (never how long its answer takes). */
   requestTimeoutMs?: number;
+}
+
+/**
+ * The 403 for a principal without `scope`: the challenge goes on the reply, the error is for the
+ * plugin's handler to answer. Its words name the scope and the principal, nothing the principal may not see.
+ */
+export function refuseScope(request: FastifyRequest, reply: { header(name: string, value: string): unknown }, scope: string): BermdError {
+  reply.header('www-authenticate', request.server.auth.challenge({ scope }));
+  return new BermdError('insufficient-scope', `${request.principal.name} does not hold the scope ${scope} this request needs`, { scope });
 }
 
 /** How often the HTTP server looks for connections past their time: often enough to cut them near it. */
@@ -86,19 +114,31 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addContentTypeParser(['application/wasm', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  if (options.token !== undefined) {
-    const expected = Buffer.from(options.token);
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.config.public === true) return;
-      // An auth scheme is case-insensitive and followed by one or more spaces (RFC 9110 §11.1, RFC 6750 §2.1).
-      const credentials = /^bearer +(.*)$/is.exec(request.headers.authorization ?? '');
-      const given = Buffer.from(credentials?.[1] ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        const error = new BermdError('unauthorized', 'this bermd requires Authorization: Bearer <token>');
-        return reply.code(401).header('www-authenticate', 'Bearer').send(error.toBody());
-      }
-    });
-  }
+  // Who makes the request, before any route: a request whose token names nobody is refused here, with
+  // what a client needs to get a token (RFC 9728). A principal without the scope its route asks for is
+  // refused 403 naming it, so the client can ask for it (step-up); thrown, so each plugin answers in its
+  // own terms, with the challenge already on the reply.
+  const auth = options.auth ?? new Authentication();
+  app.decorate('auth', auth);
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.public === true) return;
+    const found = await auth.authenticate(request.headers.authorization);
+    if (!('principal' in found)) {
+      const refused = 'refused' in found ? found.refused : undefined;
+      if (refused !== undefined) request.log.info({ reason: refused }, 'a token was refused');
+      reply.header('www-authenticate', auth.challenge({ refused }));
+      throw new BermdError(
+        'unauthorized',
+        refused === undefined ? 'this bermd requires Authorization: Bearer <token>' : `the bearer token was refused: ${refused}`,
+      );
+    }
+    const { principal } = found;
+    request.principal = principal;
+    if (auth.required) request.log = request.log.child({ principal: principal.name });
+    const missing = request.routeOptions.config.access?.(principal, request);
+    if (missing !== undefined) throw refuseScope(request, reply, missing);
+  });
 
   // What no plugin answers: the control API's JSON errors.
   app.setErrorHandler((error: FastifyError | BermdError, request, reply) => replyWithError(error, request, reply));

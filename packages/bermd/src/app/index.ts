@@ -1,4 +1,4 @@
-export { buildApp, type AppOptions } from './app.js';
+export { buildApp, needs, refuseScope, type AppOptions } from './app.js';
 export { apiErrorOf, replyWithError } from './errors.js';
 export { drainRejectedBody } from './body.js';
 export { HostPolicy, hostName, isLoopbackAddress, isLoopbackName, readAllowedHost, type HostPolicyOptions } from './hosts.js';

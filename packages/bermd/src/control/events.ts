@@ -6,8 +6,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { HarnessChange } from '@berm/protocol';
-import { keepAlive, SSE_KEEP_ALIVE_MS } from '../app/index.js';
+import { SCOPE, type HarnessChange } from '@berm/protocol';
+import { keepAlive, needs, SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { ChangeEvent, Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 import { numberDefault } from '../limits.js';
@@ -56,7 +56,7 @@ export function addChangeStream(
     for (const res of open) res.end();
   });
 
-  app.get(EVENTS_PATH, async (request, reply) => {
+  app.get(EVENTS_PATH, { config: { access: needs(SCOPE.read) } }, async (request, reply) => {
     // Counted and added with no await between, so concurrent requests cannot all pass the check.
     if (open.size >= maxStreams) {
       const refused = capError(maxStreams);

@@ -5,8 +5,8 @@
  * what every request passes first (the token) is the app's (app/).
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { ApiError, badHarnessNameMessage, type ParsedQuery } from '@berm/protocol';
-import { apiErrorOf, drainRejectedBody, replyWithError } from '../app/index.js';
+import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery } from '@berm/protocol';
+import { apiErrorOf, drainRejectedBody, needs, refuseScope, replyWithError } from '../app/index.js';
 import { readDeployQuery, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 import { addChangeStream } from './events.js';
@@ -60,27 +60,31 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
 
   app.put<{ Params: NameParams; Querystring: ParsedQuery }>(
     '/harnesses/:name',
-    { schema: DEPLOY_SCHEMA, bodyLimit: maxImageSize },
+    { schema: DEPLOY_SCHEMA, bodyLimit: maxImageSize, config: { access: needs(SCOPE.deploy) } },
     async (request, reply) => {
       const body = request.body;
       const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
       // Limits and grants travel as query parameters beside force and dry-run, so a deploy stays one request whose body is the image.
       const { force, dryRun, bindings } = readDeployQuery(request.query);
+      if (force && !request.principal.has(SCOPE.force)) throw refuseScope(request, reply, SCOPE.force);
       const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, dryRun, bindings });
       return reply.code(replaced ? 200 : 201).send(result);
     },
   );
 
-  app.get('/harnesses', async () => registry.list());
+  const read = { access: needs(SCOPE.read) };
+  app.get('/harnesses', { config: read }, async () => registry.list());
 
-  app.get<{ Params: NameParams }>('/harnesses/:name', { schema: HARNESS_SCHEMA }, async (request) => registry.get(request.params.name));
+  app.get<{ Params: NameParams }>('/harnesses/:name', { schema: HARNESS_SCHEMA, config: read }, async (request) =>
+    registry.get(request.params.name),
+  );
 
-  app.get<{ Params: NameParams }>('/harnesses/:name/image', { schema: HARNESS_SCHEMA }, async (request, reply) => {
+  app.get<{ Params: NameParams }>('/harnesses/:name/image', { schema: HARNESS_SCHEMA, config: read }, async (request, reply) => {
     const bytes = await registry.image(request.params.name);
     return reply.type('application/wasm').send(bytes);
   });
 
-  app.delete<{ Params: NameParams }>('/harnesses/:name', { schema: HARNESS_SCHEMA }, async (request, reply) => {
+  app.delete<{ Params: NameParams }>('/harnesses/:name', { schema: HARNESS_SCHEMA, config: { access: needs(SCOPE.deploy) } }, async (request, reply) => {
     await registry.undeploy(request.params.name);
     return reply.code(204).send();
   });

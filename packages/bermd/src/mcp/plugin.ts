@@ -15,7 +15,7 @@
  * here, as JSON-RPC.
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '@berm/protocol';
+import { ApiError, SCOPE } from '@berm/protocol';
 import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import { drainRejectedBody } from '../app/index.js';
 import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
@@ -155,6 +155,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       method: ['GET', 'POST', 'DELETE'],
       url: MCP_PATH,
       bodyLimit,
+      // A principal that may call no harness has nothing here; one that may call some sees only those (server.ts).
+      config: { access: (principal) => (principal.mayCallAny() ? undefined : SCOPE.call) },
       // A tool call is a request: logging each one at info would write two lines per call. They are
       // logged when the operator asks for debug.
       logLevel: app.log.level === 'trace' ? 'trace' : app.log.level === 'debug' ? 'debug' : 'warn',
