@@ -16,7 +16,19 @@ import type { WorkerPool } from './pool.js';
 import { type SignalLike, Stop } from './stop.js';
 import type { GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
 
+/**
+ * Who a call is made for: the principal whose request entered the chain (auth/'s `Principal` is one).
+ * Host services see its name (a secret may hold one value per principal), and every `berm.call` in the
+ * chain runs with its permissions.
+ */
+export interface Caller {
+  readonly name: string;
+  mayCall(harness: string): boolean;
+}
+
 export interface CallOptions {
+  /** The principal the call is made for; a call without one is the daemon's own, and may reach any harness. */
+  caller?: Caller;
   /** Aborting it ends the call with `cancelled` (terminating the worker if the guest is running): an `AbortSignal`, or a `Stop`. */
   signal?: SignalLike;
   /** Called with this call's reports (its chain's accepted logs and events), after the runner's `onReport` (e.g. to notify the requesting session). */

@@ -8,7 +8,7 @@ export {
   DEFAULT_MAX_QUEUE,
   type RunnerOptions,
 } from './runner.js';
-export type { CallOptions, CallOutcome, Reached } from './call.js';
+export type { Caller, CallOptions, CallOutcome, Reached } from './call.js';
 export type { GuestReport } from './worker-messages.js';
 export { PreparedHarness, type HarnessLimits, type HarnessInput } from './deployed.js';
 export { capMemory, capPages, WASM_PAGE_BYTES } from './memory-cap.js';
