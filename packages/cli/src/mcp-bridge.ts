@@ -35,7 +35,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { printable } from './format/printable.js';
-import { answeredError, describe, statusOf } from './mcp-failure.js';
+import { answeredError, describe, refusedScope, statusOf } from './mcp-failure.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 
@@ -54,6 +54,9 @@ export interface BridgeOptions {
 
 /** JSON-RPC's "server error" range: what a client gets while bermd cannot be reached. */
 export const UNREACHABLE_CODE = -32000;
+
+/** bermd's own code for what it refuses on /mcp (a 403 for a scope), in the same range. */
+const REFUSED_CODE = -32000;
 
 const DEFAULT_RETRY = { first: 250, max: 5000 };
 
@@ -132,6 +135,8 @@ export class McpBridge {
     const up = new StreamableHTTPClientTransport(this.options.endpoint, {
       requestInit: { headers },
       fetch: watched,
+      // BERM_TOKEN is what it is: a 403 naming a scope goes back to the client (answerError), never to a re-authorization.
+      onInsufficientScope: 'throw',
       // The relay reconnects itself, to a new session when bermd restarted.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
     });
@@ -202,10 +207,18 @@ export class McpBridge {
 
   /**
    * Answers a request the relay could not send. bermd's own JSON-RPC error (a 503 `session-cap`) is the
-   * answer, as bermd gave it; otherwise the relay says what happened. A client may show the message.
+   * answer, as bermd gave it; a 403 for a scope the token lacks, bermd's code and the scope, which the
+   * SDK gives without the body; otherwise the relay says what happened. A client may show the message.
    */
   private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
     const where = this.options.endpoint.href;
+    const scope = refusedScope(e);
+    if (scope !== undefined) {
+      const message = `bermd at ${where} refused ${request.method} (403): the token does not hold the scope ${scope}; set BERM_TOKEN to a token that holds it`;
+      const data = { code: 'insufficient-scope', scope: printable(scope) };
+      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: REFUSED_CODE, message: printable(message), data } });
+      return;
+    }
     const said = status === undefined || status === 401 ? undefined : answeredError(e);
     if (said !== undefined) {
       await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(said.message) } });
