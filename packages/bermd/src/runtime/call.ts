@@ -130,8 +130,9 @@ export class Call {
       args,
       programs,
       limits: { maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
-      // The worker runs the whole chain on its own thread and cannot ask the caller, so what it may not reach travels with the task.
-      barred: barredOf(programs, options.caller),
+      // The worker runs the whole chain on its own thread and cannot ask the caller, so what it may not
+      // reach travels with the task; a harness that does not import berm.call reaches nothing.
+      barred: entry.callsOthers ? barredOf(programs, options.caller) : undefined,
     };
   }
 
