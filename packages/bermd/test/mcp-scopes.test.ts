@@ -85,10 +85,13 @@ function modernCall(id: number | string, name: string, args: Record<string, unkn
   return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: envelope() } };
 }
 
-/** What the 403 for a call of `name` needing `scope` is, whatever its harness and whether it exists. */
+/**
+ * What alice's 403 for a call of `name` needing `scope` is, whatever its harness and whether it exists:
+ * the challenge asks for what she holds and that scope, the body names the scope.
+ */
 function expectRefusal(answer: RawAnswer, id: number | string | null, name: string, scope: string): void {
   expect(answer.status).toBe(403);
-  expect(answer.headers['www-authenticate']).toBe(`Bearer error="insufficient_scope", scope="${scope}"`);
+  expect(answer.headers['www-authenticate']).toBe(`Bearer error="insufficient_scope", scope="berm:call:alpha ${scope}"`);
   expect(JSON.parse(answer.body)).toEqual({
     jsonrpc: '2.0',
     id,
@@ -165,10 +168,13 @@ describe.each(WAYS)('/mcp for each principal, $way', ({ args, via }) => {
   });
 
   it('refuses a principal that may call no harness at the door, 403 naming berm:call', async () => {
-    for (const who of ['reader', 'nobody'] as const) {
+    for (const [who, asked] of [
+      ['reader', 'berm:read berm:call'],
+      ['nobody', 'berm:call'],
+    ] as const) {
       const init = await rawRequest(d.url, { method: 'POST', path: '/mcp', headers: { ...MCP_HEADERS, ...bearer(who) }, body: INITIALIZE });
       expect(init.status, who).toBe(403);
-      expect(init.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="berm:call"');
+      expect(init.headers['www-authenticate']).toBe(`Bearer error="insufficient_scope", scope="${asked}"`);
       expect(JSON.parse(init.body)).toMatchObject({ error: { code: -32000, data: { code: 'insufficient-scope', scope: 'berm:call' } } });
     }
   });
@@ -230,7 +236,7 @@ describe.each(WAYS)('/mcp for each principal, $way', ({ args, via }) => {
       expect((old as Error).message).toContain('"scope":"berm:call:beta"');
       const next = await modern.client.callTool({ name: 'beta.log', arguments: {} }).catch((e: unknown) => e);
       expect(InsufficientScopeError.isInstance(next)).toBe(true);
-      expect((next as InsufficientScopeError).requiredScope).toBe('berm:call:beta');
+      expect((next as InsufficientScopeError).requiredScope).toBe('berm:call:alpha berm:call:beta');
       // Refused, not broken: the same clients go on calling what they may.
       for (const client of [legacy.client, modern.client]) {
         const result = (await client.callTool({ name: 'alpha.forecast', arguments: { days: 1 } })) as AnyToolResult;

@@ -22,7 +22,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, SCOPE } from '@berm/protocol';
 import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
-import { drainRejectedBody } from '../app/index.js';
+import { drainRejectedBody, refuseScope } from '../app/index.js';
 import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
 import { REFUSED_CODE, refusalMessage, refusedCall } from './access.js';
 import { cancelledIds } from './fast-call.js';
@@ -103,9 +103,10 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       { tool: name, scope: missing, principal: request.principal.name },
       'tools/call refused: the principal lacks the scope',
     );
-    reply.header('www-authenticate', request.server.auth.challenge({ scope: missing }));
+    // The challenge as every refusal of a scope words it (app/); the message names the tool called.
+    const refused = refuseScope(request, reply, missing);
     const message = refusalMessage(request.principal.name, name, missing);
-    return rpcError(reply, 403, REFUSED_CODE, message, { code: 'insufficient-scope', scope: missing }, id);
+    return rpcError(reply, refused.status, REFUSED_CODE, message, { code: refused.code, scope: missing }, id);
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
