@@ -328,14 +328,20 @@ describe('berm mcp', () => {
         await legacy.connect(new StdioClientTransport({ ...recipe(own.url, env), stderr: 'ignore' }));
         await modern.connect(new ModernStdio({ ...recipe(own.url, env), stderr: 'ignore' }));
 
+        // bermd's own answer, as it gave it: the code, the scope lacking, and words naming both.
+        const said =
+          'alice may not call "sample.echo": that needs the scope berm:call:sample, which it does not hold; use a token that holds it';
         const old = (await legacy.callTool({ name: 'sample.echo', arguments: { query: 'q' } }).catch((e: unknown) => e)) as McpError;
         expect(old).toBeInstanceOf(McpError);
-        expect(old.message).toMatch(/refused tools\/call \(403\): the token does not hold the scope berm:call:sample; set BERM_TOKEN/);
-        expect(old.data).toEqual({ code: 'insufficient-scope', scope: 'berm:call:sample' });
+        expect([old.code, old.message, old.data]).toEqual([
+          -32000,
+          `MCP error -32000: ${said}`,
+          { code: 'insufficient-scope', scope: 'berm:call:sample' },
+        ]);
         const next = (await modern.callTool({ name: 'sample.echo', arguments: { query: 'q' } }).catch((e: unknown) => e)) as ProtocolError;
         expect(next).toBeInstanceOf(ProtocolError);
-        expect(next.message).toContain('the token does not hold the scope berm:call:sample');
-        expect(next.data).toEqual({ code: 'insufficient-scope', scope: 'berm:call:sample' });
+        expect([next.code, next.data]).toEqual([-32000, { code: 'insufficient-scope', scope: 'berm:call:sample' }]);
+        expect(next.message).toContain(said);
         // bermd is not lost, and the relay does not try it again: the next call goes straight through.
         expect(valueOf((await legacy.callTool({ name: 'basic.echo', arguments: { n: 1 } })) as never)).toEqual({ n: 1 });
         expect(valueOf((await modern.callTool({ name: 'basic.echo', arguments: { n: 2 } })) as never)).toEqual({ n: 2 });
