@@ -29,10 +29,11 @@ const PRINCIPALS = [
   { name: 'two-harnesses', scopes: ['berm:call:zeta', 'berm:read', 'berm:call:alpha'] },
 ];
 
-/** What the 403 for a missing `scope` says, in its body and its challenge. */
+/** What the 403 for a missing `scope` says, in its body and its challenge (which asks for what the principal holds, and `scope`). */
 async function expectRefused(res: Response, principal: string, scope: string): Promise<void> {
   expect(res.status).toBe(403);
-  expect(res.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="${scope}"`);
+  const held = PRINCIPALS.find((p) => p.name === principal)!.scopes;
+  expect(res.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="${[...held, scope].join(' ')}"`);
   const error = await errorOf(res);
   expect(error).toMatchObject({ code: 'insufficient-scope', scope });
   expect(error.message).toBe(`${principal} does not hold the scope ${scope} this request needs`);
