@@ -18,3 +18,9 @@ export type ErrorObject = ErrorBody['error'] &
   Partial<Pick<BreaksCallersError, 'breaks' | 'reported' | 'window_seconds'>> & {
     problems?: { code: string; message: string }[];
   };
+
+/** `GET /whoami`'s answer: the request's principal. */
+export interface WhoAmI {
+  name: string;
+  scopes: string[];
+}
