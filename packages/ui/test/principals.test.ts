@@ -3,11 +3,10 @@
 // with deploying and undeploying greyed, naming berm:deploy, and no tool offered for calls; a
 // principal that may call `weather` alone, without berm:read, sees no list but weather's tools, and
 // calls one; a deployer without berm:force sees the refused break with the force greyed.
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newToken, tokenSha256 } from '../../bermd/dist/auth/index.js';
+import { writeAccess } from '../../bermd/test/access.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { deploy } from '../../bermd/test/mcp-client.js';
 import { seedHarness } from '../../bermd/test/seed.js';
@@ -30,26 +29,20 @@ let d: RunningDaemon;
 let browser: Browser;
 let scratch: Scratch;
 let dir: string;
-const tokens = {} as Record<Name, string>;
+let tokens: Record<Name, string>;
 const files: Record<string, string> = {};
 
 beforeAll(async () => {
   dir = await tempDir('berm-ui-principals-');
-  for (const name of Object.keys(PRINCIPALS) as Name[]) tokens[name] = newToken();
-  const entries = (Object.keys(PRINCIPALS) as Name[]).map((name) => ({
-    name,
-    token_sha256: tokenSha256(tokens[name]),
-    scopes: PRINCIPALS[name],
-  }));
-  await writeFile(path.join(dir, 'access.json'), JSON.stringify(entries));
+  const access = await writeAccess(
+    dir,
+    (Object.keys(PRINCIPALS) as Name[]).map((name) => ({ name, scopes: [...PRINCIPALS[name]] })),
+  );
+  tokens = access.tokens as Record<Name, string>;
   // `forecast` was called two hours ago, so version 2 (which breaks it) is refused without force.
   const stateDir = await tempDir('berm-ui-principals-state-');
   await seedHarness(stateDir, 'weather', await weatherImage(1), { tools: { forecast: Date.now() - 2 * HOUR } });
-  [d, browser, scratch] = await Promise.all([
-    startDaemon({ stateDir, args: ['--access', path.join(dir, 'access.json')] }),
-    launch(),
-    Scratch.create(),
-  ]);
+  [d, browser, scratch] = await Promise.all([startDaemon({ stateDir, args: ['--access', access.file] }), launch(), Scratch.create()]);
   await deploy(d.url, 'relay', (await relayImage()).bytes, { authorization: `Bearer ${tokens.admin}` });
   files.v2 = await scratch.write('weather-2.wasm', await weatherImage(2));
 });

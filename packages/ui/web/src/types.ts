@@ -10,6 +10,7 @@ export type {
   HarnessDetail,
   HarnessSummary,
   Notice,
+  WhoAmI,
 } from '@berm/protocol';
 export type { ManifestData, ToolSpec, EventSpec, JsonSchema } from '@berm/manifest';
 
@@ -18,9 +19,3 @@ export type ErrorObject = ErrorBody['error'] &
   Partial<Pick<BreaksCallersError, 'breaks' | 'reported' | 'window_seconds'>> & {
     problems?: { code: string; message: string }[];
   };
-
-/** `GET /whoami`'s answer: the request's principal. */
-export interface WhoAmI {
-  name: string;
-  scopes: string[];
-}
