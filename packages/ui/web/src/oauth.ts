@@ -99,6 +99,12 @@ export async function startSignIn(offer: OAuthOffer): Promise<void> {
   const as = await discover(offer.issuer);
   if (as.authorization_endpoint === undefined || as.token_endpoint === undefined)
     throw failure('sign-in-unavailable', `the authorization server ${offer.issuer} names no authorization or token endpoint`);
+  // The page's CSP lets it reach the issuer's origin alone (bermd's ui/ room).
+  if (new URL(as.token_endpoint).origin !== new URL(offer.issuer).origin)
+    throw failure(
+      'sign-in-unavailable',
+      `the token endpoint ${as.token_endpoint} is not on the origin of ${offer.issuer}, the one the page may reach; sign in with a token instead`,
+    );
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
   const pending: Pending = {
