@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
+import { until } from '../../bermd/test/replicas.js';
 import { seedHarness } from '../../bermd/test/seed.js';
 import { closedPort } from '../../../test/helpers/loopback.js';
 import { startIssuer, TEST_RESOURCE, type TestIssuer } from '../../../test/helpers/oidc.js';
@@ -191,6 +192,74 @@ describe('the page signed in through the authorization server', { timeout: 180_0
       await w.page.getByRole('button', { name: 'Sign out' }).click();
       await w.page.getByRole('heading', { name: 'Sign in to this bermd' }).waitFor();
       expect(await w.page.locator('[data-principal]').count()).toBe(0);
+      expect(await storedValues(w)).toEqual({ local: [], session: [], cookie: '' });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
+describe('an access token that expires', { timeout: 240_000 }, () => {
+  let short: TestIssuer;
+  let e: RunningDaemon;
+  beforeAll(async () => {
+    const port = await closedPort();
+    // A token of one second, which bermd still takes for its clock skew's minute, then refuses.
+    short = await startIssuer({
+      scopes: GRANTED,
+      users: ['alice'],
+      publicClients: { [PAGE_CLIENT]: [`http://127.0.0.1:${port}/`] },
+      loginForm: true,
+      accessTokenTtl: 1,
+    });
+    const stateDir = await tempDir('berm-ui-oauth-expiry-');
+    await seedHarness(stateDir, 'weather', await weatherImage(1));
+    e = await startDaemon({
+      port,
+      stateDir,
+      args: ['--oauth-issuer', short.issuer, '--resource', TEST_RESOURCE, '--oauth-page-client', PAGE_CLIENT],
+    });
+  });
+  afterAll(async () => {
+    await e?.stop();
+    if (e) await removeDir(e.stateDir);
+    await short?.close();
+  });
+
+  it('is replaced by signing in again when bermd refuses it, back to the view that asked', async () => {
+    const w = await openPage(browser);
+    const sent: string[] = [];
+    w.page.on('request', (r) => {
+      const auth = r.headers().authorization;
+      if (r.url().startsWith(e.url) && auth !== undefined) sent.push(auth.replace(/^Bearer /, ''));
+    });
+    try {
+      await w.page.goto(`${e.url}/`);
+      await w.page.getByRole('button', { name: `Sign in with 127.0.0.1:${short.port}` }).click();
+      await w.page.getByLabel('User').fill('alice');
+      await w.page.getByRole('button', { name: 'Sign in' }).click();
+      await w.page.locator('tr[data-harness="weather"]').waitFor();
+      const first = sent.at(-1)!;
+      // Until bermd refuses the page's token: its lifetime and bermd's clock skew.
+      await until(
+        'bermd to refuse the expired token',
+        async () => ((await fetch(`${e.url}/whoami`, { headers: { authorization: `Bearer ${first}` } })).status === 401 ? true : undefined),
+        150_000,
+      );
+      const before = w.requests.length;
+      await w.page.getByRole('link', { name: 'weather' }).click();
+      // Refused, the page signs in again (the server lets alice through without its form) and comes back to the harness.
+      await w.page.getByRole('heading', { name: 'weather 1.4.0' }).waitFor();
+      expect(await w.page.locator('[data-principal]').innerText()).toBe('alice');
+      expect(new URL(w.page.url()).hash).toBe('#/harness/weather');
+      const visited = w.requests
+        .slice(before)
+        .filter((u) => u.startsWith(short.origin))
+        .map((u) => new URL(u).pathname);
+      expect(visited).toContain('/auth');
+      expect(visited.filter((p) => p.startsWith('/interaction/'))).toEqual([]);
+      expect(sent.at(-1)).not.toBe(first);
       expect(await storedValues(w)).toEqual({ local: [], session: [], cookie: '' });
       expect(w.errors).toEqual([]);
     } finally {
