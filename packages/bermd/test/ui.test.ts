@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uiDir } from '@berm/ui';
 import { startIssuer, TEST_RESOURCE, type TestIssuer } from '../../../test/helpers/oidc.js';
-import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
+import { exited, launchDaemon, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 
 describe('the page at /', () => {
   let d: RunningDaemon;
@@ -124,5 +124,15 @@ describe('the page of a bermd without a page client', () => {
     expect(await (await fetch(`${d.url}/page.json`)).json()).toEqual({ oauth_client_id: null });
     const csp = (await fetch(`${d.url}/`)).headers.get('content-security-policy')!.split('; ');
     expect(csp).toContain("connect-src 'self'");
+  });
+});
+
+describe('--oauth-page-client', () => {
+  it('is refused at start without an authorization server (exit 2), saying what it needs', async () => {
+    const launched = await launchDaemon({ command: ['--oauth-page-client', 'berm-page'] });
+    expect(await exited(launched.process)).toBe(2);
+    expect(launched.stderr()).toContain(
+      '--oauth-page-client berm-page: the page signs in through an authorization server; give --oauth-issuer URL and --resource URL too',
+    );
   });
 });
