@@ -76,6 +76,11 @@ function bearers(w: Watched): string[] {
   return sent;
 }
 
+/** The page's requests to the server's token endpoint. */
+function issuerTokenRequests(w: Watched): string[] {
+  return w.requests.filter((u) => u === issuer.tokenEndpoint);
+}
+
 /** From the sign-in screen, through the server's login form as alice, back to the page signed in. */
 async function signInThroughForm(w: Watched): Promise<void> {
   await w.page.getByRole('button', { name: `Sign in with 127.0.0.1:${issuer.port}` }).click();
@@ -180,6 +185,30 @@ describe('the page signed in through the authorization server', { timeout: 180_0
       expect(visited).toContain('/auth');
       expect(visited.filter((p) => p.startsWith('/interaction/'))).toEqual([]);
       expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('refuses to complete a sign-in it did not start, and one whose state is not its own', async () => {
+    const w = await openPage(browser);
+    try {
+      // An authorization response the page never asked for (a link someone sent): nothing is exchanged.
+      await w.page.goto(`${d.url}/?code=forged&state=forged#/harness/weather`);
+      await w.page.getByText('the page came back from a sign-in it did not start').waitFor();
+      expect(new URL(w.page.url()).search).toBe('');
+      expect(await w.page.locator('[data-principal]').count()).toBe(0);
+      expect(issuerTokenRequests(w)).toEqual([]);
+
+      // A sign-in under way, answered with another state: refused before the code is exchanged.
+      await w.page.getByRole('button', { name: `Sign in with 127.0.0.1:${issuer.port}` }).click();
+      await w.page.waitForURL((url) => url.origin === issuer.origin);
+      await w.page.goto(`${d.url}/?code=forged&state=not-the-one`);
+      await w.page.locator('.note.error code', { hasText: 'sign-in-failed' }).waitFor();
+      expect(await w.page.locator('[data-principal]').count()).toBe(0);
+      expect(issuerTokenRequests(w)).toEqual([]);
+      // The pending sign-in was used up: nothing of it is left in storage.
+      expect(await storedValues(w)).toEqual({ local: [], session: [], cookie: '' });
     } finally {
       await w.close();
     }
