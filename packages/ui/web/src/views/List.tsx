@@ -3,7 +3,7 @@
  * principal without `berm:read` is told so, and sees the tools it may call instead.
  */
 import { SCOPE } from '@berm/protocol';
-import { grantsText, limitsText, shortDigest } from '../format.js';
+import { deployedByText, grantsText, limitsText, shortDigest } from '../format.js';
 import { usePage } from '../context.js';
 import { href } from '../router.js';
 import { When } from '../widgets.js';
@@ -40,6 +40,7 @@ export function List() {
               <th scope="col">Tools</th>
               <th scope="col">Digest</th>
               <th scope="col">Deployed</th>
+              <th scope="col">Deployed by</th>
               <th scope="col">Last used</th>
               <th scope="col">Limits</th>
               <th scope="col">Grants</th>
@@ -59,6 +60,7 @@ export function List() {
                 <td data-label="Deployed">
                   <When iso={h.deployed_at} />
                 </td>
+                <td data-label="Deployed by">{deployedByText(h.deployed_by)}</td>
                 <td data-label="Last used">
                   <When iso={h.last_used_at} />
                 </td>
