@@ -63,6 +63,12 @@ export interface IssuerOptions {
    * default the user is the request's `login_hint`, for flows driven over HTTP (`userToken`).
    */
   loginForm?: boolean;
+  /**
+   * What a user consents to of the scopes a client asks for at `resource`: the rest are declined, and the
+   * token holds only those consented to. Every scope asked for by default; a test changes its answer
+   * between rounds (a user who later agrees to more, as a step-up asks).
+   */
+  consent?: (asked: { user: string; resource: string; scopes: readonly string[] }) => readonly string[];
 }
 
 export interface SignOptions {
@@ -264,7 +270,12 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
       ? (await provider.Grant.find(details.grantId))!
       : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
     const missing = prompt.details.missingResourceScopes as Record<string, string[]> | undefined;
-    for (const [indicator, asked] of Object.entries(missing ?? {})) grant.addResourceScope(indicator, asked.join(' '));
+    for (const [indicator, asked] of Object.entries(missing ?? {})) {
+      const given = options.consent?.({ user: session!.accountId!, resource: indicator, scopes: asked }) ?? asked;
+      const declined = asked.filter((scope) => !given.includes(scope));
+      if (given.length > 0) grant.addResourceScope(indicator, asked.filter((scope) => given.includes(scope)).join(' '));
+      if (declined.length > 0) grant.rejectResourceScope(indicator, declined.join(' '));
+    }
     const missingOidc = prompt.details.missingOIDCScope as string[] | undefined;
     if (missingOidc !== undefined) grant.addOIDCScope(missingOidc.join(' '));
     const grantId = await grant.save();
