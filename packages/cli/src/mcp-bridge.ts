@@ -35,7 +35,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { printable } from './format/printable.js';
-import { answeredError, describe, statusOf } from './mcp-failure.js';
+import { answeredError, describe, errorOfBody, RefusalBodies, refusedScope, statusOf } from './mcp-failure.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 
@@ -54,6 +54,9 @@ export interface BridgeOptions {
 
 /** JSON-RPC's "server error" range: what a client gets while bermd cannot be reached. */
 export const UNREACHABLE_CODE = -32000;
+
+/** bermd's own code for what it refuses on /mcp (a 403 for a scope), in the same range. */
+const REFUSED_CODE = -32000;
 
 const DEFAULT_RETRY = { first: 250, max: 5000 };
 
@@ -76,6 +79,8 @@ export class McpBridge {
   /** Requests under way, so that a cancellation or the end can stop them. */
   private readonly inflight = new Map<RequestId, AbortController>();
   private readonly own = new OwnRequests();
+  /** What bermd said in its 403s, until the requests they refused are answered. */
+  private readonly refusals = new RefusalBodies();
   /** The attempt under way to restore what the client had on bermd, which concurrent callers share. */
   private reconnecting?: Promise<boolean>;
   /** Whether the loop that repeats the attempts until one succeeds runs. */
@@ -120,6 +125,7 @@ export class McpBridge {
     if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
     const watched = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const response = await fetch(input, init);
+      if (response.status === 403) this.refusals.keep(init?.body, await response.clone().text());
       if (init?.method !== 'GET' || !response.ok || response.body === null) return response;
       // The session's stream ended (bermd stopped, or dropped it): the relay reconnects on its own.
       const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -132,6 +138,8 @@ export class McpBridge {
     const up = new StreamableHTTPClientTransport(this.options.endpoint, {
       requestInit: { headers },
       fetch: watched,
+      // BERM_TOKEN is what it is: a 403 naming a scope goes back to the client (answerError), never to a re-authorization.
+      onInsufficientScope: 'throw',
       // The relay reconnects itself, to a new session when bermd restarted.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
     });
@@ -202,13 +210,21 @@ export class McpBridge {
 
   /**
    * Answers a request the relay could not send. bermd's own JSON-RPC error (a 503 `session-cap`) is the
-   * answer, as bermd gave it; otherwise the relay says what happened. A client may show the message.
+   * answer, as bermd gave it, and so is its 403 for a scope the token lacks (kept by the relay's fetch,
+   * since the SDK throws without it); otherwise the relay says what happened. A client may show the message.
    */
   private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
     const where = this.options.endpoint.href;
-    const said = status === undefined || status === 401 ? undefined : answeredError(e);
+    const kept = errorOfBody(this.refusals.take(request.id));
+    const scope = refusedScope(e);
+    const said = scope !== undefined ? kept : status === undefined || status === 401 ? undefined : answeredError(e);
     if (said !== undefined) {
       await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(said.message) } });
+      return;
+    }
+    if (scope !== undefined) {
+      const message = `bermd at ${where} refused ${request.method} (403 insufficient_scope): set BERM_TOKEN to a token holding ${scope}`;
+      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: REFUSED_CODE, message: printable(message) } });
       return;
     }
     const message =

@@ -64,7 +64,10 @@ export interface AppOptions {
  * plugin's handler to answer. Its words name the scope and the principal, nothing the principal may not see.
  */
 export function refuseScope(request: FastifyRequest, reply: { header(name: string, value: string): unknown }, scope: string): BermdError {
-  reply.header('www-authenticate', request.server.auth.challenge({ scope }));
+  // The challenge asks for what the principal holds and the scope it lacks: a client that replaces its
+  // scopes with the challenge's (MCP 2025-11-25's advice to servers, the SDKs' behaviour) keeps what it had.
+  const asked = [...new Set([...request.principal.scopes, scope])].join(' ');
+  reply.header('www-authenticate', request.server.auth.challenge({ scope: asked }));
   return new BermdError('insufficient-scope', `${request.principal.name} does not hold the scope ${scope} this request needs`, { scope });
 }
 
@@ -135,7 +138,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
     const { principal } = found;
     request.principal = principal;
-    if (auth.required) request.log = request.log.child({ principal: principal.name });
+    if (auth.required) {
+      // Every later line of the request names who made it. Fastify gave the reply its own reference to
+      // the request's first logger, and writes "request completed" through it: both are rebound.
+      request.log = request.log.child({ principal: principal.name });
+      reply.log = request.log;
+    }
     const missing = request.routeOptions.config.access?.(principal, request);
     if (missing !== undefined) throw refuseScope(request, reply, missing);
   });

@@ -65,8 +65,9 @@ export default class Deploy extends BaseCommand {
         grants: flags.grant,
       });
     } catch (e) {
-      // A refusal is the daemon's answer about this image: said as such, with its code and status kept.
-      if (isBermClientError(e) && e.status !== undefined && e.status !== 401) {
+      // A refusal is the daemon's answer about this image: said as such, with its code and status kept. A
+      // refused token (401) or a principal without the scope (403) is about the token, and said as such.
+      if (isBermClientError(e) && e.status !== undefined && e.status !== 401 && e.code !== 'insufficient-scope') {
         let why = e.message;
         if (isBreaksCallers(e.body)) {
           // The breaks are the answer, on stdout as `crab breaks` prints them; the failure line says what to do.

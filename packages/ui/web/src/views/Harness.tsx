@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { isUnauthorized, undeploy } from '../api.js';
 import { usePage } from '../context.js';
-import { grantsText, limitsText } from '../format.js';
+import { deployedByText, grantsText, limitsText } from '../format.js';
 import { useHarness } from '../harness.js';
 import { safeHref } from '../markdown.js';
 import { href, navigate } from '../router.js';
@@ -47,6 +47,8 @@ export function Harness({ name }: { name: string }) {
         <dd>
           <When iso={h.deployed_at} />
         </dd>
+        <dt>Deployed by</dt>
+        <dd class="deployed-by">{deployedByText(h.deployed_by)}</dd>
         <dt>Last used</dt>
         <dd>
           <When iso={h.last_used_at} />

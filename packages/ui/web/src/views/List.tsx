@@ -1,5 +1,5 @@
 /** The deployed harnesses, as `berm ls` lists them; the page keeps it current as changes arrive. */
-import { grantsText, limitsText, shortDigest } from '../format.js';
+import { deployedByText, grantsText, limitsText, shortDigest } from '../format.js';
 import { usePage } from '../context.js';
 import { href } from '../router.js';
 import { When } from '../widgets.js';
@@ -24,6 +24,7 @@ export function List() {
               <th scope="col">Tools</th>
               <th scope="col">Digest</th>
               <th scope="col">Deployed</th>
+              <th scope="col">Deployed by</th>
               <th scope="col">Last used</th>
               <th scope="col">Limits</th>
               <th scope="col">Grants</th>
@@ -43,6 +44,7 @@ export function List() {
                 <td data-label="Deployed">
                   <When iso={h.deployed_at} />
                 </td>
+                <td data-label="Deployed by">{deployedByText(h.deployed_by)}</td>
                 <td data-label="Last used">
                   <When iso={h.last_used_at} />
                 </td>
