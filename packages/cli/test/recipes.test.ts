@@ -34,6 +34,8 @@ const configs = blocks('json').map(
   (text) => JSON.parse(text) as { servers?: Record<string, ServerEntry>; mcpServers?: Record<string, ServerEntry> },
 );
 const endpoint = `${DEFAULT_URL}/mcp`;
+/** The team's bermd the OAuth recipes name: its --resource. */
+const TEAM_ENDPOINT = 'https://berm.example.com/mcp';
 
 describe('README: Connect a client', () => {
   it('names the default endpoint, the one berm mcp relays to from the default address', () => {
@@ -43,17 +45,24 @@ describe('README: Connect a client', () => {
   });
 
   it('gives every HTTP recipe that endpoint and the bearer header bermd checks', () => {
-    const http = configs.flatMap((c) => Object.values(c.servers ?? c.mcpServers ?? {})).filter((e) => e.url !== undefined);
+    const entries = configs.flatMap((c) => Object.values(c.servers ?? c.mcpServers ?? {})).filter((e) => e.url !== undefined);
+    const http = entries.filter((e) => e.url !== TEAM_ENDPOINT);
     expect(http).toHaveLength(2);
     for (const entry of http) {
       expect(entry.url).toBe(endpoint);
       expect(entry.headers?.Authorization).toMatch(/^Bearer \S+$/);
     }
+    // A recipe for a bermd with an identity provider sends no header: the client signs in from the 401.
+    const oauth = entries.filter((e) => e.url === TEAM_ENDPOINT);
+    expect(oauth).toHaveLength(1);
+    expect(oauth[0]!.headers).toBeUndefined();
+    // ...and the bermd of the team's recipe names that URL as its resource, which the clients check.
+    expect(section).toContain(`--resource ${TEAM_ENDPOINT}`);
     // VS Code's format: `servers`, and a type.
     expect(configs.find((c) => c.servers !== undefined)?.servers?.berm?.type).toBe('http');
     const commands = blocks('sh').join('\n');
     for (const line of commands.split('\n').filter((l) => l.includes('--transport http')))
-      expect(line.includes(endpoint) || line.endsWith('\\')).toBe(true);
+      expect(line.includes(endpoint) || line.includes(TEAM_ENDPOINT) || line.endsWith('\\')).toBe(true);
     expect(commands).toContain(`claude mcp add --transport http berm ${endpoint} --header "Authorization: Bearer $BERM_TOKEN"`);
     expect(commands).toContain(`claude mcp add --transport stdio --env BERM_URL=${DEFAULT_URL} berm -- berm mcp`);
   });
