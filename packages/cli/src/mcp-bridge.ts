@@ -39,11 +39,24 @@ import { answeredError, describe, statusOf } from './mcp-failure.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 
+/**
+ * The bearer token the relay sends, as the SDK's transport asks for it (its `AuthProvider`): `token` before
+ * every request, and `onUnauthorized` once bermd answers 401, after which the request is sent again with
+ * what `token` gives then, so that a refreshed token keeps the client's session. `onUnauthorized` throws
+ * when there is nothing better to send, and the request is answered with `unauthorized`'s advice.
+ */
+export interface BridgeTokens {
+  token(): Promise<string | undefined>;
+  onUnauthorized(): Promise<void>;
+  /** What the client is told when bermd at `where` refuses the token: what to do about it. */
+  unauthorized(where: string): string;
+}
+
 export interface BridgeOptions {
   /** bermd's MCP endpoint, `http://127.0.0.1:7477/mcp`. */
   endpoint: URL;
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string;
+  /** Sent as `Authorization: Bearer <token>`; none by default. */
+  tokens?: BridgeTokens;
   stdin?: Readable;
   stdout?: Writable;
   /** Where the relay says what happens to it, one line at a time (stderr). */
@@ -116,8 +129,6 @@ export class McpBridge {
 
   /** A transport to bermd whose session streams (the 2025 GET stream) report when they end. */
   private upstream(): StreamableHTTPClientTransport {
-    const headers: Record<string, string> = {};
-    if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
     const watched = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const response = await fetch(input, init);
       if (init?.method !== 'GET' || !response.ok || response.body === null) return response;
@@ -130,7 +141,7 @@ export class McpBridge {
       return new Response(readable, { status: response.status, statusText: response.statusText, headers: response.headers });
     };
     const up = new StreamableHTTPClientTransport(this.options.endpoint, {
-      requestInit: { headers },
+      authProvider: this.options.tokens,
       fetch: watched,
       // The relay reconnects itself, to a new session when bermd restarted.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
@@ -215,7 +226,7 @@ export class McpBridge {
       status === undefined
         ? `bermd is not reachable at ${where} (${describe(e)}); berm mcp keeps trying, and the request can be sent again`
         : status === 401
-          ? `bermd at ${where} refused the token (401): set BERM_TOKEN to the daemon's token`
+          ? (this.options.tokens?.unauthorized(where) ?? `bermd at ${where} asks for a token (401): set BERM_TOKEN, or run berm login`)
           : `bermd at ${where} ${describe(e)}`;
     await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: UNREACHABLE_CODE, message: printable(message) } });
   }
@@ -382,10 +393,10 @@ export function mcpEndpoint(daemon: string): URL {
 }
 
 /** Relays this process's stdin and stdout to the bermd at `daemon` until stdin closes; diagnostics go to stderr. */
-export async function runBridge(daemon: string, token: string | undefined): Promise<string> {
+export async function runBridge(daemon: string, tokens: BridgeTokens): Promise<string> {
   const endpoint = mcpEndpoint(daemon);
   // Every line is made printable here, in one place: most quote what answered at the address.
-  const bridge = new McpBridge({ endpoint, token, log: (line) => process.stderr.write(`berm mcp: ${printable(line)}\n`) });
+  const bridge = new McpBridge({ endpoint, tokens, log: (line) => process.stderr.write(`berm mcp: ${printable(line)}\n`) });
   await bridge.start();
   await bridge.done;
   return endpoint.href;
