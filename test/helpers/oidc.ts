@@ -52,6 +52,12 @@ export interface IssuerOptions {
   accessTokenTtl?: number;
   /** The loopback port to listen on (one chosen before, for a server started after bermd); a free one by default. */
   port?: number;
+  /**
+   * Whether clients may register themselves (RFC 7591, open registration at `{issuer}/reg`), as a command
+   * line client does. A client registered so with `refresh_token` among its grant types and granted
+   * `offline_access` gets refresh tokens, rotated on every use. Default: off.
+   */
+  registration?: boolean;
 }
 
 export interface SignOptions {
@@ -185,6 +191,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      registration: { enabled: options.registration ?? false },
       // The resource server's client may ask about any token; others about their own alone.
       introspection: {
         enabled: true,
@@ -215,6 +222,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
       ClientCredentials: ttl,
       AuthorizationCode: 60,
       Grant: 3600,
+      RefreshToken: 3600,
       Interaction: 600,
       Session: 3600,
     },
