@@ -67,7 +67,8 @@ describe('a test authorization server of opaque tokens, under a path', () => {
   it('serves RFC 8414 metadata with the path inserted, and no OpenID configuration when told', async () => {
     expect(as.issuer).toBe(`${as.origin}/tenant`);
     const doc = (await (await fetch(`${as.origin}/.well-known/oauth-authorization-server/tenant`)).json()) as Record<string, unknown>;
-    expect(doc.issuer).toBe(as.issuer);
+    expect(doc).toMatchObject({ issuer: as.issuer, jwks_uri: as.jwksUri, token_endpoint: as.tokenEndpoint });
+    expect(as.jwksUri).toBe(`${as.origin}/tenant/jwks`);
     expect((await fetch(`${as.issuer}/.well-known/openid-configuration`)).status).toBe(404);
   });
 

@@ -260,6 +260,15 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
 
+  /**
+   * Hands the provider `url` (under the issuer's path) as a request to its own routes: the provider finds
+   * the path it is mounted at from `originalUrl`, and writes its endpoints' URLs under it.
+   */
+  function mount(req: IncomingMessage, url: string): void {
+    (req as IncomingMessage & { originalUrl?: string }).originalUrl = url;
+    req.url = url.slice(path.length) || '/';
+  }
+
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', origin);
     counts.set(url.pathname, (counts.get(url.pathname) ?? 0) + 1);
@@ -267,7 +276,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
     if (url.pathname === `/.well-known/oauth-authorization-server${path}`) {
       if (!discovery.oauth) return void res.writeHead(404).end();
       // The same document as OpenID's: the provider writes it, under the name RFC 8414 gives it.
-      req.url = '/.well-known/openid-configuration';
+      mount(req, `${path}/.well-known/openid-configuration`);
     } else if (url.pathname === openidPath && !discovery.openid) {
       return void res.writeHead(404).end();
     } else if (url.pathname === jwksPath) {
@@ -276,7 +285,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
     } else if (url.pathname === `${path}/callback`) {
       return void res.writeHead(200, { 'content-type': 'text/plain' }).end('signed in');
     } else if (path !== '' && (url.pathname === path || url.pathname.startsWith(`${path}/`))) {
-      req.url = (req.url ?? '/').slice(path.length) || '/';
+      mount(req, req.url ?? '/');
     } else if (path !== '') {
       return void res.writeHead(404).end();
     }

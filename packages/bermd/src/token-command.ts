@@ -48,8 +48,16 @@ export async function tokenCommand(argv: string[]): Promise<void> {
   const name = positionals[1]!;
   if (!PRINCIPAL_NAME.test(name))
     return fail(`${JSON.stringify(name)}: a name is 1 to 128 letters, digits or . _ @ : + - (starting with a letter or digit)`);
-  const scopes = [...new Set((values.scope ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== ''))];
-  if (scopes.length === 0) return fail(`${name}: give at least one --scope (berm:read, berm:deploy, berm:force, berm:call, berm:call:NAME)`);
+  const scopes = [
+    ...new Set(
+      (values.scope ?? [])
+        .flatMap((s) => s.split(','))
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ];
+  if (scopes.length === 0)
+    return fail(`${name}: give at least one --scope (berm:read, berm:deploy, berm:force, berm:call, berm:call:NAME)`);
   const strange = scopes.find((s) => !isBermScope(s));
   if (strange !== undefined)
     return fail(`--scope ${strange}: unknown scope; use berm:read, berm:deploy, berm:force, berm:call or berm:call:NAME`);

@@ -84,10 +84,14 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     return reply.type('application/wasm').send(bytes);
   });
 
-  app.delete<{ Params: NameParams }>('/harnesses/:name', { schema: HARNESS_SCHEMA, config: { access: needs(SCOPE.deploy) } }, async (request, reply) => {
-    await registry.undeploy(request.params.name);
-    return reply.code(204).send();
-  });
+  app.delete<{ Params: NameParams }>(
+    '/harnesses/:name',
+    { schema: HARNESS_SCHEMA, config: { access: needs(SCOPE.deploy) } },
+    async (request, reply) => {
+      await registry.undeploy(request.params.name);
+      return reply.code(204).send();
+    },
+  );
 
   addChangeStream(app, registry, maxEventStreams, keepAliveMs);
 };
