@@ -118,6 +118,23 @@ describe('berm login', { timeout: SLOW }, () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 
+  it('refreshes once when two commands find the token expired at once: the second takes the first one's tokens', async () => {
+    const config = await home();
+    expect((await login(config)).code).toBe(0);
+    const held = await storedLogins(config);
+    held.logins[front.url]!.expires_at = new Date(Date.now() - 60_000).toISOString();
+    await writeFile(join(config, 'berm', 'logins.json'), JSON.stringify({ version: 1, ...held }), { mode: 0o600 });
+    const refreshes = as.requests('/token');
+
+    // The server rotates refresh tokens and takes a second use of one as theft: both succeed only if it is spent once.
+    const both = await Promise.all([berm(['ls'], config), berm(['ls'], config)]);
+    for (const ls of both) {
+      expect(ls.stderr).toBe('');
+      expect(ls.code).toBe(0);
+    }
+    expect(as.requests('/token')).toBe(refreshes + 1);
+  });
+
   it('says to log in again when the stored login can no longer be refreshed', async () => {
     const config = await home();
     expect((await login(config)).code).toBe(0);
