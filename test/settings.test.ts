@@ -39,6 +39,8 @@ beforeAll(async () => {
   await chmod(secrets, 0o600);
   const access = path.join(dir, 'access.json');
   await writeFile(access, JSON.stringify([{ name: 'ci', token_sha256: 'a'.repeat(64), scopes: ['berm:read'] }]));
+  const introspectionClient = path.join(dir, 'introspection-client');
+  await writeFile(introspectionClient, 'berm-resource:a-secret\n');
   texts = {
     listen: '127.0.0.1:0',
     state: path.join(dir, 'state'),
@@ -52,6 +54,9 @@ beforeAll(async () => {
     resolve: 'api.example.com:443:127.0.0.1',
     secrets,
     access,
+    'oauth-issuer': 'https://id.example.test',
+    resource: 'https://berm.example.test/mcp',
+    'oauth-introspection-client': introspectionClient,
   };
 });
 
@@ -90,6 +95,9 @@ function argsFor(row: Setting): string[] {
   // A worker count must stay above the per-harness limit, and a count of 1 above none.
   if (row.flag === 'workers') args.push('--max-concurrency', '1', '--workers', '2');
   if (row.flag === 'serve') args.push('--http-proxy', texts['http-proxy']!);
+  // The resource server's flags go together: the issuer and the resource each need the other.
+  if (row.flag.startsWith('oauth-') || row.flag === 'resource')
+    for (const flag of ['oauth-issuer', 'resource']) if (row.flag !== flag) args.push(`--${flag}`, texts[flag]!);
   return args;
 }
 

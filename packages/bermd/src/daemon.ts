@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp, HostPolicy } from './app/index.js';
-import { Authentication, StaticPrincipals } from './auth/index.js';
+import { Authentication, protectedResourcePlugin, ResourceServer, resourceMetadataUrl, StaticPrincipals } from './auth/index.js';
 import { controlPlugin } from './control/index.js';
 import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
@@ -38,6 +38,8 @@ export interface Daemon {
   sessions: McpSessions;
   /** The static principals (`--token-file`, `--access`), which SIGHUP replaces; undefined when there are none. */
   principals?: StaticPrincipals;
+  /** The OAuth resource server (`--oauth-issuer`, `--resource`); undefined when bermd is none. */
+  resourceServer?: ResourceServer;
   /**
    * Stops accepting (new connections, and new requests on open ones: 503 shutting-down), lets what is under
    * way finish within the shutdown grace, then stops the calls still running (they answer `closed`) and
@@ -233,7 +235,23 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const hosts = new HostPolicy({ listen: config.host, allowed: config.allowedHosts });
   const principals =
     config.token === undefined && config.access === undefined ? undefined : new StaticPrincipals(config.access ?? [], config.token);
-  const auth = new Authentication({ statics: principals });
+  const resourceServer =
+    config.oauthIssuer === undefined || config.resource === undefined
+      ? undefined
+      : new ResourceServer({
+          issuer: config.oauthIssuer,
+          resource: config.resource,
+          introspectionClient: config.introspectionClient,
+          logger,
+        });
+  // Before listening, so that a bermd whose authorization server answers verifies tokens from its first
+  // request; one that does not answer starts all the same (resource-server.ts says why).
+  await resourceServer?.start();
+  const auth = new Authentication({
+    statics: principals,
+    verifier: resourceServer,
+    resourceMetadata: resourceServer === undefined ? undefined : resourceMetadataUrl(resourceServer.resource),
+  });
   const app = buildApp({
     logger,
     bodyLimit: config.maxImageSize,
@@ -251,6 +269,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   });
   void app.register(mcp.plugin);
   void app.register(uiPlugin);
+  if (resourceServer !== undefined)
+    void app.register(protectedResourcePlugin, { resource: resourceServer.resource, issuer: resourceServer.issuer });
 
   let closed: Promise<void> | undefined;
   return {
@@ -260,6 +280,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     catalog,
     sessions: mcpSessions,
     principals,
+    resourceServer,
     close() {
       closed ??= (async () => {
         const graceMs = config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
@@ -279,6 +300,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
         } finally {
           clearTimeout(grace);
         }
+        resourceServer?.close();
         await registry.close();
         await runner.close();
         await egress?.close();

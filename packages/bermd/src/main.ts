@@ -39,6 +39,7 @@ export async function main(argv: string[]): Promise<void> {
   // With secrets held (the store's password among them), every log line passes a last check for their
   // values before it is written; with a secrets file, the values SIGHUP reads later included.
   for (const password of options.store === undefined ? [] : storePasswords(options.store)) options.secrets.hide('store password', password);
+  if (options.introspectionClient !== undefined) options.secrets.hide('introspection client secret', options.introspectionClient.secret);
   const logger = stderrLogger(options.logLevel, options.secrets);
 
   // The crash tests' seam (faults.ts), armed from the environment only.
@@ -115,9 +116,10 @@ export async function main(argv: string[]): Promise<void> {
   });
 
   if (!isLoopbackAddress(options.host)) {
+    const auth = options.token !== undefined || options.access !== undefined || options.oauthIssuer !== undefined;
     logger.warn(
-      { host: options.host, auth: options.token !== undefined },
-      options.token !== undefined
+      { host: options.host, auth },
+      auth
         ? 'the control API is reachable from other machines; every request must carry the token'
         : 'the control API is reachable from other machines without auth (--insecure-no-auth)',
     );

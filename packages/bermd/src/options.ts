@@ -14,7 +14,7 @@ import {
   printDefault,
 } from '@berm/protocol';
 import { isLoopbackAddress, readAllowedHost } from './app/index.js';
-import { AccessFileError, readAccessFile, type AccessEntry } from './auth/index.js';
+import { AccessFileError, oauthUrlRefusal, readAccessFile, type AccessEntry, type IntrospectionClient } from './auth/index.js';
 import { isPostgresUrl } from './deploy/index.js';
 import { parseResolve, SERVABLE_SYSCALLS, Secrets, type ResolveEntry } from './egress/index.js';
 import { isBadOption } from './error-table.js';
@@ -63,6 +63,8 @@ export type DaemonOptions = FromRows & {
   token?: string;
   /** `--access`'s principals (and `accessFile`, where from); undefined when there is no file. */
   access?: AccessEntry[];
+  /** `--oauth-introspection-client`'s credentials (and `oauthIntrospectionClientFile`, where from). */
+  introspectionClient?: IntrospectionClient;
   /** The daemon's limits, what a harness without its own runs under and the most a deploy may give one. */
   limits: Limits;
   /** `--resolve` entries: declared names pointed at addresses. */
@@ -146,10 +148,11 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   if (store === undefined && storeOnly !== undefined) throw new OptionsError(`--${storeOnly.flag} applies to a --store database only`);
   const token = await readToken(given['token-file'] as string | undefined);
   const access = await readAccess(plain.accessFile as string | undefined);
-  if (!isLoopbackAddress(host) && token === undefined && access === undefined && !plain.insecureNoAuth) {
+  const introspectionClient = await readOAuth(plain);
+  if (!isLoopbackAddress(host) && token === undefined && access === undefined && plain.oauthIssuer === undefined && !plain.insecureNoAuth) {
     throw new OptionsError(
-      `--listen ${listen}: ${host} is reachable from other machines, and without --token-file or --access anyone who reaches it can deploy images ` +
-        "that run with the operator's secrets; give --token-file FILE or --access FILE, or --insecure-no-auth to accept that risk",
+      `--listen ${listen}: ${host} is reachable from other machines, and without --token-file, --access or --oauth-issuer anyone who reaches it can deploy images ` +
+        "that run with the operator's secrets; give --token-file FILE, --access FILE or --oauth-issuer URL, or --insecure-no-auth to accept that risk",
     );
   }
   plain.allowedHosts = ((plain.allowedHosts as string[] | undefined) ?? []).map((value) => {
@@ -198,7 +201,22 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   for (const row of HARNESS_SETTINGS) delete plain[row.code];
   delete plain.listen;
   delete plain.tokenFile;
-  return { ...(plain as FromRows), host, port, store, token, access, limits, workers, serve, httpProxy, resolve, secrets, secretsFile };
+  return {
+    ...(plain as FromRows),
+    host,
+    port,
+    store,
+    token,
+    access,
+    introspectionClient,
+    limits,
+    workers,
+    serve,
+    httpProxy,
+    resolve,
+    secrets,
+    secretsFile,
+  };
 }
 
 async function readToken(file: string | undefined): Promise<string | undefined> {
@@ -221,6 +239,44 @@ async function readAccess(file: string | undefined): Promise<AccessEntry[] | und
     if (e instanceof AccessFileError) throw new OptionsError(e.message);
     throw e;
   }
+}
+
+/**
+ * `--oauth-issuer`, `--resource` and `--oauth-introspection-client`, which go together: the issuer and the
+ * resource each need the other, and introspection needs both. Answers the introspection client's
+ * credentials, read from its file.
+ */
+async function readOAuth(plain: Record<string, unknown>): Promise<IntrospectionClient | undefined> {
+  const issuer = plain.oauthIssuer as string | undefined;
+  const resource = plain.resource as string | undefined;
+  const clientFile = plain.oauthIntrospectionClientFile as string | undefined;
+  if (issuer === undefined) {
+    if (resource !== undefined)
+      throw new OptionsError(`--resource ${resource}: names this bermd to an authorization server; give --oauth-issuer URL too`);
+    if (clientFile !== undefined)
+      throw new OptionsError(`--oauth-introspection-client ${clientFile}: needs --oauth-issuer URL and --resource URL`);
+    return undefined;
+  }
+  const refused =
+    oauthUrlRefusal('--oauth-issuer', issuer, 'https://id.example.com') ??
+    (resource === undefined ? undefined : oauthUrlRefusal('--resource', resource, 'https://berm.example.com/mcp'));
+  if (refused !== undefined) throw new OptionsError(refused);
+  if (resource === undefined)
+    throw new OptionsError(
+      `--oauth-issuer ${issuer}: needs --resource URL, this bermd's URI as the authorization server knows it (https://berm.example.com/mcp), which every token's audience must hold`,
+    );
+  if (clientFile === undefined) return undefined;
+  let text: string;
+  try {
+    text = (await readFile(clientFile, 'utf8')).trim();
+  } catch (e) {
+    throw new OptionsError(`--oauth-introspection-client ${clientFile}: ${(e as Error).message}`);
+  }
+  // The id is what comes before the first colon, as in HTTP Basic (RFC 7617): an id holding a colon cannot be written here.
+  const colon = text.indexOf(':');
+  if (colon <= 0 || colon === text.length - 1 || text.includes('\n'))
+    throw new OptionsError(`--oauth-introspection-client ${clientFile}: expected one line CLIENT_ID:CLIENT_SECRET`);
+  return { id: text.slice(0, colon), secret: text.slice(colon + 1) };
 }
 
 /** A PostgreSQL URL; its text (which may hold a password) is never quoted back. */

@@ -82,6 +82,8 @@ export const EXIT_CODES = {
   'event-stream-cap': EXIT.unreachable,
   // bermd answered, but the database its deployed set is kept in cannot be reached: try again later.
   'store-unavailable': EXIT.unreachable,
+  // bermd answered, but cannot reach the authorization server that vouches for tokens: try again later.
+  'auth-unavailable': EXIT.unreachable,
   // bermd refuses the image: deploy's negative answer.
   'not-wasm': EXIT.negative,
   'compile-error': EXIT.negative,

@@ -42,6 +42,8 @@ export const ERROR_STATUS = {
   /** Answered to `GET /events` when as many change streams as bermd holds (`--max-event-streams`) are open. */
   'event-stream-cap': 503,
   'store-unavailable': 503,
+  /** The authorization server bermd verifies tokens with (`--oauth-issuer`) cannot be reached: its metadata, keys or introspection. */
+  'auth-unavailable': 503,
   internal: 500,
 } as const;
 

@@ -137,6 +137,27 @@ export const SETTINGS = [
     help: 'JSON array of principals {"name", "token_sha256", "scopes"} whose tokens requests may carry (bermd token new adds one); SIGHUP reads it again',
   },
   {
+    flag: 'oauth-issuer',
+    code: 'oauthIssuer',
+    kind: 'string',
+    value: 'URL',
+    help: 'an OAuth 2.1 authorization server whose access tokens requests may carry (https://, or http:// on loopback); needs --resource',
+  },
+  {
+    flag: 'resource',
+    code: 'resource',
+    kind: 'string',
+    value: 'URL',
+    help: "this bermd's URI as the authorization server knows it (https://berm.example.com/mcp): a token is accepted only if its audience holds it",
+  },
+  {
+    flag: 'oauth-introspection-client',
+    code: 'oauthIntrospectionClientFile',
+    kind: 'string',
+    value: 'FILE',
+    help: "file holding CLIENT_ID:CLIENT_SECRET, bermd's own client at the authorization server: opaque tokens are asked about with it (RFC 7662)",
+  },
+  {
     flag: 'allowed-host',
     code: 'allowedHosts',
     kind: 'list',

@@ -18,3 +18,17 @@ export {
   type TokenRefusal,
   type TokenVerifier,
 } from './authentication.js';
+export { oauthUrlRefusal } from './oauth-url.js';
+export { DISCOVERY_TIMEOUT_MS, metadataUrls, discover, type AuthorizationServerMetadata } from './discovery.js';
+export { CLOCK_SKEW_SECONDS, JWT_ALGORITHMS, JwtVerifier, looksLikeJwt, type JwtVerifierOptions } from './jwt-verifier.js';
+export { Introspection, INTROSPECTION_CACHE_SIZE, type IntrospectionClient, type IntrospectionOptions } from './introspection.js';
+export { principalOfClaims } from './claims.js';
+export { DISCOVERY_RETRY, ResourceServer, type ResourceServerOptions } from './resource-server.js';
+export {
+  PROTECTED_RESOURCE_WELL_KNOWN,
+  resourceMetadata,
+  resourceMetadataPaths,
+  resourceMetadataUrl,
+  type ProtectedResourceMetadata,
+} from './resource-metadata.js';
+export { protectedResourcePlugin, type ProtectedResourceOptions } from './metadata-plugin.js';
