@@ -118,7 +118,7 @@ describe('berm login', { timeout: SLOW }, () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 
-  it('refreshes once when two commands find the token expired at once: the second takes the first one's tokens', async () => {
+  it('refreshes once when two commands find the token expired at once: the second takes the tokens of the first', async () => {
     const config = await home();
     expect((await login(config)).code).toBe(0);
     const held = await storedLogins(config);
