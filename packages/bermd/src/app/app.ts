@@ -64,7 +64,10 @@ export interface AppOptions {
  * plugin's handler to answer. Its words name the scope and the principal, nothing the principal may not see.
  */
 export function refuseScope(request: FastifyRequest, reply: { header(name: string, value: string): unknown }, scope: string): BermdError {
-  reply.header('www-authenticate', request.server.auth.challenge({ scope }));
+  // The challenge asks for what the principal holds and the scope it lacks: a client that replaces its
+  // scopes with the challenge's (MCP 2025-11-25's advice to servers, the SDKs' behaviour) keeps what it had.
+  const asked = [...new Set([...request.principal.scopes, scope])].join(' ');
+  reply.header('www-authenticate', request.server.auth.challenge({ scope: asked }));
   return new BermdError('insufficient-scope', `${request.principal.name} does not hold the scope ${scope} this request needs`, { scope });
 }
 

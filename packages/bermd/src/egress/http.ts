@@ -5,7 +5,8 @@
  *
  * Refused, with nothing sent: a syscall or host the harness does not declare or is not granted, a secret
  * it does not declare or is not granted, a secret the operator has not provided for the call (its scope is
- * the harness the call entered through: the top of a `berm.call` chain), a URL that is not http: or
+ * the harness the call entered through, the top of a `berm.call` chain, and the principal the chain runs
+ * for, whose own value a secret given per principal takes), a URL that is not http: or
  * https:, a header the host owns. Redirects are answered as they come, never followed. A body longer
  * than `maxBodyBytes` is cut, and the answer says `"truncated": true`. A secret value the server echoes
  * back is replaced by `{secret:NAME}` before the guest sees it.
@@ -17,7 +18,7 @@ import type { HostEnvelope, HostService, HostServiceCall } from '../runtime/inde
 import { firstMatch, grantedPatterns, type HostPattern } from './hosts.js';
 import { parseGuestRequest, SECRET_REF, secretRefs, type GuestRequest } from './request.js';
 import { resolvingConnector, type ResolveEntry } from './resolve.js';
-import type { Secrets } from './secrets.js';
+import type { Secrets, SecretUnavailable } from './secrets.js';
 import { numberDefault } from '../limits.js';
 
 const FETCH = SYSCALL.httpFetch;
@@ -105,7 +106,7 @@ export class HttpEgress {
       ({ request, substituted } = this.admit(call));
     } catch (e) {
       if (!(e instanceof Refusal)) throw e;
-      this.logger.info({ harness, entry: call.entry, syscall: name, reason: e.message }, 'refused an http request');
+      this.logger.info({ harness, entry: call.entry, principal: call.caller, syscall: name, reason: e.message }, 'refused an http request');
       return { refused: e.message };
     }
     const dispatcher = name === PROXY ? this.proxy! : this.direct;
@@ -126,6 +127,7 @@ export class HttpEgress {
         {
           harness,
           entry: call.entry,
+          principal: call.caller,
           syscall: name,
           method: request.method,
           host: url.host,
@@ -142,7 +144,7 @@ export class HttpEgress {
       if (code === 'UND_ERR_INVALID_ARG') return { refused: `${name}: ${why}` };
       const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;
       const detail = cause !== undefined && typeof cause.message === 'string' ? ` (${this.secrets.redact(cause.message)})` : '';
-      this.logger.info({ harness, entry: call.entry, syscall: name, host: url.host, code }, 'http request failed');
+      this.logger.info({ harness, entry: call.entry, principal: call.caller, syscall: name, host: url.host, code }, 'http request failed');
       return { failed: `${name} ${request.method} ${url.host}: ${why}${detail}` };
     }
   }
@@ -177,12 +179,8 @@ export class HttpEgress {
         throw new Refusal(`secret ${JSON.stringify(secret)} is not declared in deps.secrets of ${harness}`);
       if (!ctx.granted.secrets.includes(secret))
         throw new Refusal(`secret ${secret} is declared by ${harness}, but its operator has not granted it`);
-      const value = this.secrets.lookup(secret, call.entry);
-      if (typeof value !== 'string') {
-        if (value.unavailable === 'out-of-scope')
-          throw new Refusal(`secret ${secret} is not provided for calls that enter through ${call.entry}`);
-        throw new Refusal(`secret ${secret} is not provided by this host's operator`);
-      }
+      const value = this.secrets.lookup(secret, call.entry, call.caller);
+      if (typeof value !== 'string') throw new Refusal(unavailable(secret, value.unavailable, call));
       substituted.push({ name: secret, value });
     }
     if (substituted.length > 0) {
@@ -230,6 +228,20 @@ export class HttpEgress {
     }
     if (truncated) answer.truncated = true;
     return answer;
+  }
+}
+
+/** Why `secret` is not substituted for `call`: names the secret and the principal, never a value nor who else holds one. */
+function unavailable(secret: string, why: SecretUnavailable, call: HostServiceCall): string {
+  switch (why) {
+    case 'out-of-scope':
+      return `secret ${secret} is not provided for calls that enter through ${call.entry}`;
+    case 'not-for-principal':
+      return `secret ${secret} is not provided for principal ${call.caller}: its operator gives it to named principals only (see --secrets)`;
+    case 'no-principal':
+      return `secret ${secret} is given to named principals only, and this call is bermd's own, made for none`;
+    case 'not-provided':
+      return `secret ${secret} is not provided by this host's operator`;
   }
 }
 

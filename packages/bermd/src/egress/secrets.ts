@@ -3,13 +3,21 @@
  * `deps.secrets` and as `{secret:NAME}` in a request header; the value lives here, is substituted by the
  * host when a request is sent, and is never handed to a guest, written to the log or put in an answer.
  *
- * The file is JSON: `{"NAME": "value"}` makes NAME available to every harness that declares it (and is
- * granted it); `{"NAME": {"value": "...", "harnesses": ["a", "b"]}}` only to calls that enter through
- * harness a or b. It is refused when group or others may read or write it, as ssh refuses a private key.
+ * The file is JSON, an object of secrets by name. `{"NAME": "value"}` makes NAME available to every
+ * harness that declares it (and is granted it), for every call. An object limits it:
+ * - `{"value": "...", "harnesses": ["a", "b"]}`: only to calls that enter through harness a or b;
+ * - `{"value": "...", "principals": ["ci", "alice"]}`: only to calls made for principal ci or alice;
+ * - `{"per_principal": {"alice": "...", "bob": "..."}}`: each principal its own value, so `{secret:NAME}`
+ *   becomes the caller's own credential, and a principal without one gets none;
+ * `harnesses` goes with either of the last two. A call of bermd's own (for no principal) gets no secret
+ * limited to principals. The file is refused when group or others may read or write it, as ssh refuses a
+ * private key.
  */
 import type { Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { isHarnessName } from '@berm/protocol';
+import { SECRET_SHAPES, type SecretEntry, secretEntryOf, type SecretUnavailable, sameEntry, valueFor, valuesOf } from './secret-entry.js';
+
+export type { SecretUnavailable };
 
 /** Secret names as `{secret:NAME}` writes them: no braces, no spaces. */
 export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -22,20 +30,11 @@ export class SecretsFileError extends Error {
   }
 }
 
-interface Entry {
-  value: string;
-  /** Undefined: every harness; otherwise the harnesses a call must enter through. */
-  harnesses?: ReadonlySet<string>;
-}
-
-/** Why a secret cannot be substituted for a call. */
-export type SecretUnavailable = 'not-provided' | 'out-of-scope';
-
 /** What a `replace` changed, by name (never by value): each list sorted. */
 export interface SecretsChange {
   added: string[];
   removed: string[];
-  /** Names whose value or scope is not what it was. */
+  /** Names whose values, or who may use them (principals, harnesses), are not what they were. */
   changed: string[];
 }
 
@@ -56,14 +55,8 @@ function masksOf(value: string, mask: string): Mask[] {
       ];
 }
 
-function sameEntry(a: Entry, b: Entry): boolean {
-  if (a.value !== b.value) return false;
-  if (a.harnesses === undefined || b.harnesses === undefined) return a.harnesses === b.harnesses;
-  return a.harnesses.size === b.harnesses.size && [...a.harnesses].every((h) => b.harnesses!.has(h));
-}
-
 export class Secrets {
-  private entries: ReadonlyMap<string, Entry>;
+  private entries: ReadonlyMap<string, SecretEntry>;
   /** Values with the text each is replaced by, longest first, so a value inside another is not replaced first. */
   private masks: Mask[] = [];
   /**
@@ -74,14 +67,15 @@ export class Secrets {
   /** Values of the operator's that are not for harnesses (the store's password): hidden, never substituted. */
   private readonly hidden: Mask[] = [];
 
-  private constructor(entries: Map<string, Entry>) {
+  private constructor(entries: Map<string, SecretEntry>) {
     this.entries = entries;
     this.remask();
   }
 
   private remask(): void {
     const masks = [...this.retired, ...this.hidden];
-    for (const [name, entry] of this.entries) masks.push(...masksOf(entry.value, `[secret:${name}]`));
+    // Every principal's value is masked by the secret's name alone: the log says which secret, not whose.
+    for (const [name, entry] of this.entries) for (const value of valuesOf(entry)) masks.push(...masksOf(value, `[secret:${name}]`));
     this.masks = masks.sort((a, b) => b.value.length - a.value.length);
   }
 
@@ -95,7 +89,8 @@ export class Secrets {
       const now = next.entries.get(name);
       if (now === undefined) change.removed.push(name);
       else if (!sameEntry(entry, now)) change.changed.push(name);
-      if (now?.value !== entry.value) this.retired.push(...masksOf(entry.value, `[secret:${name}]`));
+      const kept = new Set(now === undefined ? [] : valuesOf(now));
+      for (const value of valuesOf(entry)) if (!kept.has(value)) this.retired.push(...masksOf(value, `[secret:${name}]`));
     }
     for (const name of next.entries.keys()) if (!this.entries.has(name)) change.added.push(name);
     this.entries = next.entries;
@@ -125,37 +120,18 @@ export class Secrets {
       value = JSON.parse(text);
     } catch {
       // JSON.parse's own message quotes the text around the fault, which may be a value.
-      throw new SecretsFileError(`${where} is not JSON: expected {"NAME": "value"} or {"NAME": {"value": "...", "harnesses": [...]}}`);
+      throw new SecretsFileError(`${where} is not JSON: expected an object of secrets by name, each ${SECRET_SHAPES}`);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new SecretsFileError(`${where} must hold a JSON object of secrets by name`);
     }
-    const entries = new Map<string, Entry>();
+    const entries = new Map<string, SecretEntry>();
     for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
       if (!SECRET_NAME.test(name))
         throw new SecretsFileError(`${where}: secret name ${JSON.stringify(name)} is not 1 to 128 letters, digits, '_', '.' or '-'`);
-      if (typeof item === 'string') {
-        if (item === '') throw new SecretsFileError(`${where}: secret ${name} has an empty value`);
-        entries.set(name, { value: item });
-        continue;
-      }
-      if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-        throw new SecretsFileError(`${where}: secret ${name} must be a string or {"value": string, "harnesses": [names]}`);
-      }
-      const { value: secret, harnesses, ...rest } = item as Record<string, unknown>;
-      const extra = Object.keys(rest);
-      if (extra.length > 0)
-        throw new SecretsFileError(`${where}: secret ${name} has unknown member ${JSON.stringify(extra[0])}; only value and harnesses`);
-      if (typeof secret !== 'string' || secret === '')
-        throw new SecretsFileError(`${where}: secret ${name} needs a non-empty string value`);
-      let scope: Set<string> | undefined;
-      if (harnesses !== undefined) {
-        if (!Array.isArray(harnesses) || harnesses.some((h) => typeof h !== 'string' || !isHarnessName(h))) {
-          throw new SecretsFileError(`${where}: secret ${name}: harnesses must be a list of harness names`);
-        }
-        scope = new Set(harnesses as string[]);
-      }
-      entries.set(name, scope === undefined ? { value: secret } : { value: secret, harnesses: scope });
+      const entry = secretEntryOf(item);
+      if ('wrong' in entry) throw new SecretsFileError(`${where}: secret ${name}${entry.wrong}`);
+      entries.set(name, entry);
     }
     return new Secrets(entries);
   }
@@ -191,17 +167,22 @@ export class Secrets {
     return this.entries.has(name);
   }
 
-  /** Whether `name` would be substituted in a call that entered through `harness`. */
+  /**
+   * Whether the file holds `name` for calls that enter through `harness`: what a deploy's notice asks. Who
+   * the call is for is not known then, so a secret for named principals only counts as held.
+   */
   availableTo(name: string, harness: string): boolean {
-    return typeof this.lookup(name, harness) === 'string';
+    const entry = this.entries.get(name);
+    return entry !== undefined && (entry.harnesses === undefined || entry.harnesses.has(harness));
   }
 
-  /** The value of `name` for a call that entered through `harness`, or why there is none. */
-  lookup(name: string, harness: string): string | { unavailable: SecretUnavailable } {
+  /**
+   * The value of `name` for a call that entered through `harness`, made for `principal` (undefined: a call
+   * of bermd's own, for no principal), or why there is none.
+   */
+  lookup(name: string, harness: string, principal?: string): string | { unavailable: SecretUnavailable } {
     const entry = this.entries.get(name);
-    if (entry === undefined) return { unavailable: 'not-provided' };
-    if (entry.harnesses !== undefined && !entry.harnesses.has(harness)) return { unavailable: 'out-of-scope' };
-    return entry.value;
+    return entry === undefined ? { unavailable: 'not-provided' } : valueFor(entry, harness, principal);
   }
 
   /** `text` with every secret value (and its JSON-escaped form) replaced by `[secret:NAME]`. */

@@ -36,7 +36,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import { keepAlive } from '../app/index.js';
-import { Stop } from '../runtime/index.js';
+import { type Caller, Stop } from '../runtime/index.js';
 import type { Generation } from './catalog.js';
 import { callTool, type EventMessage, isLoggingLevel, type McpCore, type SessionState, serverInfo } from './server.js';
 
@@ -290,7 +290,13 @@ function abortOnClose(res: ServerResponse): { controller: Stop; release(): void 
 }
 
 /** Answers `call` on a 2025 session on `res`. Never rejects: a failure becomes a JSON-RPC error on the wire. */
-export async function answerFastCall(core: McpCore, session: FastCallSession, call: FastCallRequest, res: ServerResponse): Promise<void> {
+export async function answerFastCall(
+  core: McpCore,
+  session: FastCallSession,
+  call: FastCallRequest,
+  res: ServerResponse,
+  caller?: Caller,
+): Promise<void> {
   const headers: Record<string, string> = { ...SSE_HEADERS };
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
   const { controller, release } = abortOnClose(res);
@@ -315,7 +321,7 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
     message = await respond(
       core,
       call,
-      () => callTool(core, session.state, 'legacy', call.name, call.args, { signal: controller, notify }),
+      () => callTool(core, session.state, 'legacy', call.name, call.args, { signal: controller, notify, caller }),
       (result) => result,
     );
   } finally {
@@ -336,7 +342,12 @@ export async function answerFastCall(core: McpCore, session: FastCallSession, ca
  * JSON body, unless an event the request asked for comes before the result, which turns the answer
  * into an SSE stream (with the SDK's keep-alive comments from then on). Never rejects.
  */
-export async function answerModernFastCall(core: McpCore, call: ModernFastCallRequest, res: ServerResponse): Promise<void> {
+export async function answerModernFastCall(
+  core: McpCore,
+  call: ModernFastCallRequest,
+  res: ServerResponse,
+  caller?: Caller,
+): Promise<void> {
   const { controller, release } = abortOnClose(res);
   let keeping: NodeJS.Timeout | undefined;
   const stream = (text: string): void => {
@@ -355,7 +366,7 @@ export async function answerModernFastCall(core: McpCore, call: ModernFastCallRe
     message = await respond(
       core,
       call,
-      () => callTool(core, call.state, generation, call.name, call.args, { signal: controller, notify }),
+      () => callTool(core, call.state, generation, call.name, call.args, { signal: controller, notify, caller }),
       (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
     );
   } finally {

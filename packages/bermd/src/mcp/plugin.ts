@@ -114,9 +114,19 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         request: request.raw,
         body,
         res: reply.raw,
+        caller: request.principal,
       };
     } else {
-      exchange = { generation: 'modern', core: sessions.core, stateless, route, request: request.raw, body, res: reply.raw };
+      exchange = {
+        generation: 'modern',
+        core: sessions.core,
+        stateless,
+        route,
+        request: request.raw,
+        body,
+        res: reply.raw,
+        caller: request.principal,
+      };
     }
 
     reply.hijack();

@@ -12,6 +12,7 @@
  * from images, not zod (the SDK marks it for "advanced use cases", which this is).
  */
 import {
+  type AuthInfo,
   type CallToolResult,
   LOG_LEVEL_META_KEY,
   type LoggingLevel,
@@ -25,7 +26,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
-import type { CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
+import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
@@ -116,10 +117,24 @@ export function toolResult(tool: CatalogTool, outcome: CallOutcome, generation: 
   return { content: [{ type: 'text', text }], structuredContent: outcome.ok as Record<string, unknown> };
 }
 
-/** How a call's own notifications reach its caller. */
+/** How a call's own notifications reach its caller, and who that is. */
 export interface CallChannel {
   signal: SignalLike;
   notify(message: EventMessage): Promise<void>;
+  /** The principal the call is made for; without one the call is bermd's own (a test's server, say). */
+  caller?: Caller;
+}
+
+/**
+ * The caller as the SDK carries it to a handler (`ctx.http.authInfo`). Its token is left empty: the
+ * handlers need who, never the credential.
+ */
+export function authInfoOf(caller: Caller): AuthInfo {
+  return { token: '', clientId: caller.name, scopes: [], extra: { caller } };
+}
+
+function callerOf(auth: AuthInfo | undefined): Caller | undefined {
+  return auth?.extra?.caller as Caller | undefined;
 }
 
 /**
@@ -138,6 +153,7 @@ export async function callTool(
   const tool = core.catalog.lookup(name);
   if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
+    caller: channel.caller,
     signal: channel.signal,
     onReport: (report) => {
       switch (report.kind) {
@@ -188,6 +204,7 @@ function build(core: McpCore, source: LevelSource): Server {
     try {
       return await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
         signal: ctx.mcpReq.signal,
+        caller: callerOf(ctx.http?.authInfo),
         // Sent with the call, on its response stream, so the caller sees it before the result.
         notify: (message) => ctx.mcpReq.notify({ method: 'notifications/message', params: message }),
       });

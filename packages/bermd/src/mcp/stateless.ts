@@ -10,7 +10,7 @@
  * deployed set sees; `bus` is where several processes would share them instead.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
+import { type AuthInfo, createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
 import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
 import { numberDefault } from '../limits.js';
@@ -58,7 +58,7 @@ export class StatelessMcp {
    * copying the request into a web `Request` and streaming every answer back, cost 10 to 25 % more per
    * request than this.
    */
-  async answer(request: IncomingMessage, body: unknown, res: ServerResponse): Promise<void> {
+  async answer(request: IncomingMessage, body: unknown, res: ServerResponse, authInfo?: AuthInfo): Promise<void> {
     // The client going away is the cancellation of its request (and the end of its listen stream).
     const gone = new AbortController();
     const onClose = (): void => {
@@ -71,7 +71,7 @@ export class StatelessMcp {
         headers: forwardedHeaders(request),
         signal: gone.signal,
       });
-      const response = await this.handler.fetch(web, { parsedBody: body });
+      const response = await this.handler.fetch(web, { parsedBody: body, authInfo });
       await send(response, res);
     } finally {
       res.off('close', onClose);

@@ -17,9 +17,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
+import type { Caller } from '../runtime/index.js';
 import { answerFastCall, answerModernFastCall, fastCallOf, modernFastCallOf } from './fast-call.js';
 import { CachedRouting, type McpRouting, sdkRouting } from './routing.js';
-import type { McpCore } from './server.js';
+import { authInfoOf, type McpCore } from './server.js';
 import type { Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 
@@ -29,6 +30,8 @@ interface Exchange {
   /** The parsed JSON-RPC body of a POST; undefined for GET and DELETE. */
   body: unknown;
   res: ServerResponse;
+  /** The request's principal: the calls it makes run with its permissions. */
+  caller: Caller;
 }
 
 /** A 2025-era request, whose session is known. */
@@ -60,20 +63,22 @@ export const fastCall: McpAnswerer = {
     const { core, request, body, res } = exchange;
     if (exchange.generation === 'modern') {
       const call = modernFastCallOf(exchange.route, request.headers);
-      return call === undefined ? undefined : answerModernFastCall(core, call, res);
+      return call === undefined ? undefined : answerModernFastCall(core, call, res, exchange.caller);
     }
     if (request.method !== 'POST' || exchange.fresh) return undefined;
     const call = fastCallOf(body, request.headers);
-    return call === undefined ? undefined : answerFastCall(core, exchange.session, call, res);
+    return call === undefined ? undefined : answerFastCall(core, exchange.session, call, res, exchange.caller);
   },
 };
 
 export const sdkTransport: McpAnswerer = {
   name: 'sdk',
-  answer: (exchange) =>
-    exchange.generation === 'modern'
-      ? exchange.stateless.answer(exchange.request, exchange.body, exchange.res)
-      : exchange.session.transport.handleRequest(exchange.request, exchange.res, exchange.body),
+  answer(exchange) {
+    // The SDK hands its handlers the caller as the request's authInfo (server.ts reads it back).
+    const auth = authInfoOf(exchange.caller);
+    if (exchange.generation === 'modern') return exchange.stateless.answer(exchange.request, exchange.body, exchange.res, auth);
+    return exchange.session.transport.handleRequest(Object.assign(exchange.request, { auth }), exchange.res, exchange.body);
+  },
 };
 
 /** How an endpoint routes its requests and who answers them, in order (the last answers everything). */

@@ -14,7 +14,7 @@ import type { CallError } from './errors.js';
 import type { FairQueue, Turn } from './fair-queue.js';
 import type { WorkerPool } from './pool.js';
 import { type SignalLike, Stop } from './stop.js';
-import type { GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
+import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
 
 /**
  * Who a call is made for: the principal whose request entered the chain (auth/'s `Principal` is one).
@@ -42,6 +42,32 @@ export interface Reached {
 }
 
 export type CallOutcome = ({ ok: unknown } | { error: CallError }) & { reached: Reached };
+
+/**
+ * The programs the chain may name in a `berm.call` (each carried program and those it declares, deployed
+ * or not) that `caller` may not call; undefined when there is no caller or it may call them all, as with
+ * `berm:call`, so such a call allocates nothing here. Declared programs that are not deployed are
+ * counted too, so a caller is refused alike whether or not what it may not call is deployed.
+ */
+export function barredOf(programs: readonly ProgramPayload[], caller: Caller | undefined): Barred | undefined {
+  if (caller === undefined) return undefined;
+  let barred: Barred | undefined;
+  for (let i = 0; i < programs.length; i++) {
+    const program = programs[i]!;
+    // The called program (the first) was checked by the runner before the call was made.
+    if (i > 0) barred = bar(barred, caller, program.name);
+    for (const name of program.programs) barred = bar(barred, caller, name);
+  }
+  return barred;
+}
+
+/** `barred`, with `name` added when `caller` may not call it (made only then). */
+function bar(barred: Barred | undefined, caller: Caller, name: string): Barred | undefined {
+  if (caller.mayCall(name) || barred?.programs.includes(name)) return barred;
+  const out = barred ?? { caller: caller.name, programs: [] };
+  out.programs.push(name);
+  return out;
+}
 
 /** The options of the caller's `abort` listener, made once rather than with every call that has a signal. */
 const ONCE = { once: true };
@@ -98,7 +124,16 @@ export class Call {
     this.tool = tool;
     this.programs = programs;
     this.options = options;
-    this.task = { callId: id, tool, args, programs, limits: { maxCallDepth, maxResultBytes: entry.bare.maxResultBytes } };
+    this.task = {
+      callId: id,
+      tool,
+      args,
+      programs,
+      limits: { maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
+      // The worker runs the whole chain on its own thread and cannot ask the caller, so what it may not
+      // reach travels with the task; a harness that does not import berm.call reaches nothing.
+      barred: entry.callsOthers ? barredOf(programs, options.caller) : undefined,
+    };
   }
 
   /** It waits for a worker (the runner closing stops these; the pool stops the others). */

@@ -22,7 +22,7 @@ import {
 import type { CallChain, ChainProgram, HostCall, HostCallContext, HostEnvelope, WorkerMessageBody } from './host-call.js';
 import { HOST_CALLS } from './host-calls.js';
 import { violation, type Check } from './schema-issues.js';
-import type { GuestOutcome, ProgramPayload, TaskLimits, WorkerMessage } from './worker-messages.js';
+import type { Barred, GuestOutcome, ProgramPayload, TaskLimits, WorkerMessage } from './worker-messages.js';
 
 /** What a worker keeps about a deployed program between tasks: derived once, keyed by the deploy's key. */
 interface ProgramFacts {
@@ -100,6 +100,7 @@ export class Chain implements CallChain {
   private overspent = false;
   private readonly callId: number;
   private readonly programs: Map<string, LoadedProgram>;
+  private readonly barred: Barred | undefined;
   private readonly send: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
 
   constructor(
@@ -107,15 +108,21 @@ export class Chain implements CallChain {
     programs: ProgramPayload[],
     limits: TaskLimits,
     send: (message: WorkerMessage, transfer?: TransferListItem[]) => void,
+    barred?: Barred,
   ) {
     this.callId = callId;
     this.limits = limits;
     this.send = send;
+    this.barred = barred;
     this.programs = new Map(programs.map((p) => [p.name, new LoadedProgram(p)]));
   }
 
   program(name: string): LoadedProgram | undefined {
     return this.programs.get(name);
+  }
+
+  barredBy(program: string): string | undefined {
+    return this.barred?.programs.includes(program) ? this.barred.caller : undefined;
   }
 
   post(body: WorkerMessageBody, transfer?: TransferListItem[]): void {

@@ -3,6 +3,7 @@
  * - `RunnerError` is thrown, only by the set-up calls (`capMemory`, `setHarness`), for an image the runtime cannot take;
  * - `CallError` is never thrown: `ToolRunner.call` answers with it, because a failing tool is an answer, not a fault.
  */
+import { callScope, SCOPE } from '@berm/protocol';
 
 export type RunnerErrorCode =
   /** A memory's initial size is above the runtime's memory cap: no call could ever start. */
@@ -44,6 +45,8 @@ export type CallErrorCode =
   | 'unknown-harness'
   /** The harness has no tool of that name. */
   | 'unknown-tool'
+  /** The call's caller may not call the harness it names (it holds neither `berm:call` nor `berm:call:NAME`); nothing ran. */
+  | 'insufficient-scope'
   /** The arguments do not match the tool's schema; nothing ran. `path` points at the offending value. */
   | 'invalid-arguments'
   /** The guest answered `{"error": "..."}`. */
@@ -68,6 +71,17 @@ export type CallErrorCode =
   | 'closed'
   /** The runtime itself failed; the message says how. */
   | 'internal';
+
+/**
+ * Why a call its caller may not make was not made: the runner's answer to a call, and (as `{"refused": ...}`)
+ * a `berm.call`'s in the chain. It names the caller and the scope it lacks, never what the caller holds.
+ */
+export function notPermitted(caller: string, harness: string, tool: string): CallError {
+  return {
+    code: 'insufficient-scope',
+    message: `the caller (${caller}) does not hold ${callScope(harness)} (nor ${SCOPE.call}): ${harness}.${tool} was not called`,
+  };
+}
 
 export interface CallError {
   code: CallErrorCode;

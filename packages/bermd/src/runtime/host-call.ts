@@ -21,6 +21,8 @@ export interface ChainProgram {
 export interface CallChain {
   readonly limits: TaskLimits;
   program(name: string): ChainProgram | undefined;
+  /** The name of the chain's caller when it may not call `program` (a `berm.call` to it is refused); undefined when it may. */
+  barredBy(program: string): string | undefined;
   /** Posts a message to the main thread, tagged with the call. */
   post(body: WorkerMessageBody, transfer?: TransferListItem[]): void;
   /** Counts `bytes` of logs and events against the call's budget; false (and nothing counted) when they do not fit. */

@@ -8,6 +8,7 @@
  * deploy checks enforce; a guest importing a name absent from this table is never instantiated.
  */
 import { HOST_CALL } from '@berm/protocol';
+import { notPermitted } from './errors.js';
 import { isPlainObject } from './guest-memory.js';
 import type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
 import { ASYNC_HOST_CALLS, forwardedHostCall } from './http-fetch.js';
@@ -28,7 +29,10 @@ export const LOG_LEVELS: ReadonlySet<string> = new Set([
 
 const refused = (message: string): HostEnvelope => ({ refused: message });
 
-/** `berm.call`: run a tool of this program or of a program it declares, synchronously, in this worker. */
+/**
+ * `berm.call`: run a tool of this program or of a program it declares, synchronously, in this worker,
+ * with the permissions of the chain's caller: a program the caller may not call is refused.
+ */
 const call: HostCall = (ctx, request) => {
   if (!isPlainObject(request) || typeof request.program !== 'string' || typeof request.tool !== 'string') {
     return refused('a berm.call request is {"program": string, "tool": string, "args": object}');
@@ -41,6 +45,9 @@ const call: HostCall = (ctx, request) => {
   // Before the lookup: a task carries only the programs reachable within the depth limit (runner.ts).
   const limit = ctx.chain.limits.maxCallDepth;
   if (ctx.depth >= limit) return refused(`the call chain is at its depth limit (${limit}): ${name}.${tool} was not called`);
+  // Before the lookup, as the runner checks the called harness: a caller learns nothing of what it may not call.
+  const caller = ctx.chain.barredBy(name);
+  if (caller !== undefined) return refused(notPermitted(caller, name, tool).message);
   const target = ctx.chain.program(name);
   if (target === undefined) return refused(`program "${name}" is not deployed`);
   if (!target.payload.tools.includes(tool)) return refused(`program "${name}" has no tool "${tool}"`);

@@ -56,6 +56,11 @@ export interface HostServiceCall {
   tool: string;
   /** The harness the call entered through: the top of a `berm.call` chain (the same as `harness` when there is no chain). */
   entry: string;
+  /**
+   * The name of the principal the chain runs for (`CallOptions.caller`): whose value a secret given per
+   * principal takes. Undefined for a call of bermd's own, made for no principal.
+   */
+  caller: string | undefined;
   /** What the deployer attached to `harness` (`HarnessInput.context`), as deployed when the call started. */
   context: unknown;
   /** The guest's request, parsed JSON. */

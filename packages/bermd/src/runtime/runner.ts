@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
 import { DeployedSet, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
 import { Call, type CallOptions, type CallOutcome, type Reached } from './call.js';
-import { RunnerError, type CallError } from './errors.js';
+import { notPermitted, RunnerError, type CallError } from './errors.js';
 import { FairQueue } from './fair-queue.js';
 import { WorkerPool } from './pool.js';
 import type { HostEnvelope } from './host-call.js';
@@ -224,6 +224,9 @@ export class ToolRunner {
   /** The call, once its harness, its tool and its arguments are found good; else why it is refused. */
   private accept(harness: string, tool: string, args: unknown, options: CallOptions): Call | CallError {
     if (this.closed) return { code: 'closed', message: 'the tool runner is closed' };
+    // Before the lookup, so a caller learns nothing of what it may not call, not even whether it is deployed.
+    const caller = options.caller;
+    if (caller !== undefined && !caller.mayCall(harness)) return notPermitted(caller.name, harness, tool);
     const entry = this.deployed.get(harness);
     if (entry === undefined) return { code: 'unknown-harness', message: `no harness "${harness}" is deployed` };
     const check = entry.validators.tools.get(tool);
@@ -262,6 +265,7 @@ export class ToolRunner {
         harness: message.harness,
         tool: message.tool,
         entry: call.entry.name,
+        caller: call.options.caller?.name,
         context: owner?.context,
         request: message.request,
         signal: call.stop.signal,

@@ -29,6 +29,15 @@ export interface TaskLimits {
   maxResultBytes: number;
 }
 
+/**
+ * What a task's caller may not reach: the programs it carries that the caller may not call, which its
+ * `berm.call`s refuse, and the caller's name for the refusal. Absent when the caller may call them all.
+ */
+export interface Barred {
+  caller: string;
+  programs: string[];
+}
+
 export interface Task {
   callId: number;
   tool: string;
@@ -37,6 +46,7 @@ export interface Task {
   /** `programs[0]` is the called harness; the rest are the deployed programs its calls can reach. */
   programs: ProgramPayload[];
   limits: TaskLimits;
+  barred: Barred | undefined;
 }
 
 export type GuestOutcome = { ok: unknown } | { error: CallError };
