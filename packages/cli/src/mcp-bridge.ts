@@ -35,7 +35,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { printable } from './format/printable.js';
-import { answeredError, describe, statusOf } from './mcp-failure.js';
+import { answeredError, describe, refusedScope, statusOf } from './mcp-failure.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 
@@ -50,6 +50,8 @@ export interface BridgeTokens {
   onUnauthorized(): Promise<void>;
   /** What the client is told when bermd at `where` refuses the token: what to do about it. */
   unauthorized(where: string): string;
+  /** What the client is told when the token lacks `scope` for `method` at `where`: how to get it. */
+  lacking?(scope: string, method: string, where: string): string;
 }
 
 export interface BridgeOptions {
@@ -67,6 +69,9 @@ export interface BridgeOptions {
 
 /** JSON-RPC's "server error" range: what a client gets while bermd cannot be reached. */
 export const UNREACHABLE_CODE = -32000;
+
+/** bermd's own code for what it refuses on /mcp (a 403 for a scope), in the same range. */
+const REFUSED_CODE = -32000;
 
 const DEFAULT_RETRY = { first: 250, max: 5000 };
 
@@ -143,6 +148,8 @@ export class McpBridge {
     const up = new StreamableHTTPClientTransport(this.options.endpoint, {
       authProvider: this.options.tokens,
       fetch: watched,
+      // A 403 naming a scope goes back to the client (answerError), never to a re-authorization.
+      onInsufficientScope: 'throw',
       // The relay reconnects itself, to a new session when bermd restarted.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
     });
@@ -217,6 +224,15 @@ export class McpBridge {
    */
   private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
     const where = this.options.endpoint.href;
+    const scope = refusedScope(e);
+    if (scope !== undefined) {
+      const message =
+        this.options.tokens?.lacking?.(scope, request.method, where) ??
+        `bermd at ${where} refused ${request.method} (403): the token does not hold the scope ${scope}; set BERM_TOKEN to a token that holds it`;
+      const data = { code: 'insufficient-scope', scope: printable(scope) };
+      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: REFUSED_CODE, message: printable(message), data } });
+      return;
+    }
     const said = status === undefined || status === 401 ? undefined : answeredError(e);
     if (said !== undefined) {
       await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(said.message) } });

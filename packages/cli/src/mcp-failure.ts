@@ -3,10 +3,20 @@
  * own JSON-RPC error, and the failure in words. Whatever answered is no more trusted than an image: the
  * words are as it gave them, for the caller to make printable.
  */
-import type { JSONRPCErrorResponse } from '@modelcontextprotocol/client';
+import { InsufficientScopeError, type JSONRPCErrorResponse } from '@modelcontextprotocol/client';
+
+/**
+ * The scope bermd's 403 named (`WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`), which
+ * the SDK's transport throws as an `InsufficientScopeError` rather than with the answer's body.
+ */
+export function refusedScope(error: unknown): string | undefined {
+  if (!InsufficientScopeError.isInstance(error)) return undefined;
+  return error.requiredScope ?? '';
+}
 
 /** The HTTP status of a failed send, when bermd answered at all. */
 export function statusOf(error: unknown): number | undefined {
+  if (refusedScope(error) !== undefined) return 403;
   const data = (error as { data?: { status?: unknown } } | undefined)?.data;
   return typeof data?.status === 'number' ? data.status : undefined;
 }
@@ -37,6 +47,8 @@ export function describe(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
   if (typeof cause?.code === 'string') return cause.code;
   if (typeof cause?.message === 'string') return cause.message;
+  const scope = refusedScope(error);
+  if (scope !== undefined) return `answered 403: the token does not hold the scope ${scope}`;
   const status = statusOf(error);
   const said = answeredError(error)?.message ?? (error instanceof Error ? error.message : String(error));
   const quoted = said.length > QUOTED ? `${said.slice(0, QUOTED)}...` : said;

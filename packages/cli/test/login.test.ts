@@ -194,7 +194,8 @@ describe('berm login', { timeout: SLOW }, () => {
     await writeFile(image, MINIMAL_WAT);
     const deploy = await runCli(['deploy', 'minimal', image], { env: { XDG_CONFIG_HOME: config, BERM_URL: front.url } });
     expect(deploy.code).toBe(2);
-    expect(deploy.stderr).toContain('lacks the scope berm:deploy');
+    expect(deploy.stderr).toContain('does not hold the scope berm:deploy');
+    expect(deploy.stderr).toContain('the login stored for it lacks berm:deploy');
     expect(deploy.stderr).toContain(`run berm login --url ${front.url} --scope berm:read --scope berm:deploy`);
   });
 
@@ -285,6 +286,18 @@ describe('berm mcp with a stored login', { timeout: SLOW }, () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('a login without berm:call is answered with the scope it lacks and how to ask for it', async () => {
+    const config = await home();
+    expect((await login(config, ['--scope', 'berm:read'])).code).toBe(0);
+    const client = new Client({ name: 'reader', version: '0' });
+    const refused = await client
+      .connect(new StdioClientTransport({ ...recipe(front.url, { XDG_CONFIG_HOME: config }), stderr: 'ignore' }))
+      .catch((e: unknown) => e);
+    expect((refused as Error).message).toContain(`the login stored for ${front.url} lacks berm:call`);
+    expect((refused as Error).message).toContain(`run berm login --url ${front.url} --scope berm:read --scope berm:call`);
+    await client.close();
   });
 
   it('without a login, answers that bermd asks for one and how to log in', async () => {

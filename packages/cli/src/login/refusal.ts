@@ -19,16 +19,24 @@ function isRefusal(e: unknown): e is Refusal {
   return e instanceof Error && (code === 'unauthorized' || code === 'insufficient-scope');
 }
 
-/** `e` with advice for its credential when it is bermd's 401 or 403; anything else as it is. */
+/**
+ * `e` with advice for its credential when it is bermd's 401, or its 403 for a stored login; anything else
+ * as it is. A 403 for a given token is the operator's to change and is said where every failure is
+ * (failure.ts), as bermd's words name the principal and the scope.
+ */
 export function explainRefusal(e: unknown, credential: Credential | undefined): unknown {
   if (credential === undefined || !isRefusal(e)) return e;
+  if (e.code === 'insufficient-scope' && credential.kind !== 'stored') return e;
   const details: Record<string, unknown> = {
     ...(typeof e.toJSON === 'function' ? (e.toJSON() as Record<string, unknown>) : {}),
     url: credential.key,
   };
   delete details.code;
   delete details.message;
-  const message = e.code === 'unauthorized' ? unauthorized(e.message, credential) : insufficient(e, credential);
+  const message =
+    credential.kind === 'stored' && e.code === 'insufficient-scope'
+      ? insufficient(e, credential.key, credential.login.scope)
+      : unauthorized(e.message, credential);
   return new CliError(e.code, message, details);
 }
 
@@ -44,19 +52,10 @@ function unauthorized(said: string, credential: Credential): string {
   }
 }
 
-function insufficient(e: Refusal, credential: Credential): string {
-  const { key } = credential;
+/** A stored login's 403: bermd's words, and the login that asks for the scope beside those held (a refresh cannot widen a grant). */
+function insufficient(e: Refusal, key: string, held: string | undefined): string {
   const scope = typeof e.body?.scope === 'string' ? e.body.scope : undefined;
-  const lacking = scope === undefined ? `a scope this request needs (${e.message})` : `the scope ${scope} this request needs`;
-  if (credential.kind === 'stored') {
-    const held = (credential.login.scope ?? '').split(' ').filter(Boolean);
-    const wanted = [...new Set([...held, ...(scope === undefined ? [] : [scope])])];
-    const ask = wanted.map((s) => `--scope ${s}`).join(' ');
-    return `the login stored for bermd at ${key} lacks ${lacking}: run berm login --url ${key} ${ask}`.trimEnd();
-  }
-  if (credential.kind === 'none')
-    return `bermd at ${key} refused a request without a token for lacking ${lacking}: run berm login --url ${key}`;
-  return `the token given to bermd at ${key} lacks ${lacking}: ask its operator for a token that holds it${
-    scope === undefined ? '' : ` (bermd token new NAME --scope ${scope} ...)`
-  }, or log in with berm login --url ${key}${scope === undefined ? '' : ` --scope ${scope}`}`;
+  if (scope === undefined) return `${e.message} (bermd at ${key}): run berm login --url ${key} with the --scope it needs`;
+  const ask = [...new Set([...(held ?? '').split(' ').filter(Boolean), scope])].map((s) => `--scope ${s}`).join(' ');
+  return `${e.message} (bermd at ${key}): the login stored for it lacks ${scope}; run berm login --url ${key} ${ask} to ask for it`;
 }
