@@ -2,7 +2,7 @@
  * From a bermd address to the authorization server that issues its tokens, as the MCP authorization
  * specification's client finds it: an unauthenticated request's 401 names bermd's Protected Resource
  * Metadata (RFC 9728, `resource_metadata`), whose `authorization_servers[0]` is the issuer, whose own
- * metadata is read by RFC 8414 and then OpenID discovery (the SDK's helpers, which check that the
+ * metadata is read by RFC 8414 and then OpenID discovery (the SDK's functions, which check that the
  * document's `issuer` is the one asked for).
  */
 import { DaemonUnreachableError, isUnreachable } from '@berm/client';

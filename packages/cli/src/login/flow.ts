@@ -2,7 +2,7 @@
  * The authorization code flow of a native app (RFC 8252): berm listens on an ephemeral loopback port,
  * the user opens the authorization URL (PKCE with S256, RFC 7636; `resource`, RFC 8707; a fresh
  * `state`), and the authorization server sends the browser back to `http://127.0.0.1:PORT/callback`,
- * where berm checks the state and exchanges the code (the SDK's helpers build both requests, and check
+ * where berm checks the state and exchanges the code (the SDK's functions build both requests, and check
  * the response's `iss` where the server says it sends one, RFC 9207).
  */
 import { randomBytes } from 'node:crypto';
