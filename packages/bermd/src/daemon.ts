@@ -227,9 +227,11 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions);
   const mcpSessions = sessions;
   const stateless = new StatelessMcp(core, { maxListens: config.maxListens });
-  registry.onChange(() => {
-    mcpSessions.listsChanged();
-    stateless.listsChanged();
+  registry.onChange((event) => {
+    // Whose lists changed: the harness itself, and any whose listing its change touched (the catalog's).
+    const changed = catalog.takeChanged().add(event.name);
+    mcpSessions.listsChanged(changed);
+    stateless.listsChanged(changed);
   });
 
   const hosts = new HostPolicy({ listen: config.host, allowed: config.allowedHosts });

@@ -220,11 +220,17 @@ describe.each([
     const nested = { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo` } };
     const expected = 'the caller (dana) does not hold berm:call:b (nor berm:call): b.fetch was not called';
     expect(await refusedFor('dana', 'a.call', nested)).toEqual([expected, expected]);
-    // Nor may dana call b directly: the call is an error result, and nothing runs.
+    // Nor may dana call b directly: /mcp refuses it 403 naming berm:call:b (mcp-scopes.test.ts), and nothing runs.
+    const marker = await callers.legacy('alice');
     for (const call of [await callers.legacy('dana'), await callers.modern('dana')]) {
-      const direct = await call('b.fetch', { url: `http://${w.api}/echo` });
-      expect(direct.isError).toBe(true);
-      expect(direct._meta).toMatchObject({ 'berm/error': { code: 'insufficient-scope' } });
+      const before = w.remote.seen.length;
+      const direct = await call('b.fetch', { url: `http://${w.api}/echo` }).catch((e: unknown) => e);
+      // The 1.x client quotes the body in its error, the v2 client gives the challenge's scopes.
+      const said = direct instanceof Error ? `${direct.message} ${(direct as { requiredScope?: string }).requiredScope}` : 'answered';
+      expect(said).toContain('berm:call:b');
+      const url = `/echo?after=${before}`;
+      ok(valueOf(await marker('h.fetch', { url: `http://${w.api}${url}` })) as Envelope);
+      expect(w.remote.seen.slice(before).map((s) => s.url)).toEqual([url]);
     }
   });
 

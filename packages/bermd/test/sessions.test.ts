@@ -2,6 +2,7 @@
 // A bermd process under a burst of them is in bounds.test.ts.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { ANONYMOUS } from '../dist/auth/index.js';
 import { McpSessions, SessionCapError, ToolCatalog, type McpCore } from '../dist/mcp/index.js';
 
 const core: McpCore = {
@@ -18,10 +19,10 @@ describe('McpSessions at its cap', () => {
     const sessions = new McpSessions(core, 60_000, 3);
     try {
       // Three initializes accepted and none answered yet: what a burst looks like from inside.
-      const opening = await Promise.all([sessions.open(), sessions.open(), sessions.open()]);
+      const opening = await Promise.all([sessions.open(ANONYMOUS), sessions.open(ANONYMOUS), sessions.open(ANONYMOUS)]);
       expect(opening.map((s) => s.id)).toEqual([undefined, undefined, undefined]);
       expect(sessions.size).toBe(3);
-      const refused = await sessions.open().catch((e: unknown) => e);
+      const refused = await sessions.open(ANONYMOUS).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(SessionCapError);
       expect((refused as SessionCapError).message).toBe(
         'bermd is at its cap of 3 MCP sessions, all in use (--max-sessions); try again when one ends',
@@ -30,9 +31,9 @@ describe('McpSessions at its cap', () => {
       // An initialize answered without a session (the transport refused it) frees its place.
       sessions.answered(opening[0]!);
       expect(sessions.size).toBe(2);
-      await sessions.open();
+      await sessions.open(ANONYMOUS);
       expect(sessions.size).toBe(3);
-      await expect(sessions.open()).rejects.toBeInstanceOf(SessionCapError);
+      await expect(sessions.open(ANONYMOUS)).rejects.toBeInstanceOf(SessionCapError);
     } finally {
       await sessions.close();
     }

@@ -35,7 +35,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { printable } from './format/printable.js';
-import { answeredError, describe, refusedScope, statusOf } from './mcp-failure.js';
+import { answeredError, describe, errorOfBody, RefusalBodies, refusedScope, statusOf } from './mcp-failure.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 
@@ -50,8 +50,8 @@ export interface BridgeTokens {
   onUnauthorized(): Promise<void>;
   /** What the client is told when bermd at `where` refuses the token: what to do about it. */
   unauthorized(where: string): string;
-  /** What the client is told when the token lacks `scope` for `method` at `where`: how to get it. */
-  lacking?(scope: string, method: string, where: string): string;
+  /** What to add when bermd refuses a request for `scope`, which the token lacks: how to get it, when the relay knows. */
+  lacking?(scope: string): string | undefined;
 }
 
 export interface BridgeOptions {
@@ -94,6 +94,8 @@ export class McpBridge {
   /** Requests under way, so that a cancellation or the end can stop them. */
   private readonly inflight = new Map<RequestId, AbortController>();
   private readonly own = new OwnRequests();
+  /** What bermd said in its 403s, until the requests they refused are answered. */
+  private readonly refusals = new RefusalBodies();
   /** The attempt under way to restore what the client had on bermd, which concurrent callers share. */
   private reconnecting?: Promise<boolean>;
   /** Whether the loop that repeats the attempts until one succeeds runs. */
@@ -136,6 +138,7 @@ export class McpBridge {
   private upstream(): StreamableHTTPClientTransport {
     const watched = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const response = await fetch(input, init);
+      if (response.status === 403) this.refusals.keep(init?.body, await response.clone().text());
       if (init?.method !== 'GET' || !response.ok || response.body === null) return response;
       // The session's stream ended (bermd stopped, or dropped it): the relay reconnects on its own.
       const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -148,7 +151,8 @@ export class McpBridge {
     const up = new StreamableHTTPClientTransport(this.options.endpoint, {
       authProvider: this.options.tokens,
       fetch: watched,
-      // A 403 naming a scope goes back to the client (answerError), never to a re-authorization.
+      // A 403 naming a scope goes back to the client (answerError), never to a re-authorization: a login
+      // with more scopes is the user's to ask for.
       onInsufficientScope: 'throw',
       // The relay reconnects itself, to a new session when bermd restarted.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
@@ -220,22 +224,25 @@ export class McpBridge {
 
   /**
    * Answers a request the relay could not send. bermd's own JSON-RPC error (a 503 `session-cap`) is the
-   * answer, as bermd gave it; otherwise the relay says what happened. A client may show the message.
+   * answer, as bermd gave it, and so is its 403 for a scope the token lacks (kept by the relay's fetch,
+   * since the SDK throws without it), with how to get the scope where the token source knows (a stored
+   * login); otherwise the relay says what happened. A client may show the message.
    */
   private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
     const where = this.options.endpoint.href;
+    const kept = errorOfBody(this.refusals.take(request.id));
     const scope = refusedScope(e);
-    if (scope !== undefined) {
-      const message =
-        this.options.tokens?.lacking?.(scope, request.method, where) ??
-        `bermd at ${where} refused ${request.method} (403): the token does not hold the scope ${scope}; set BERM_TOKEN to a token that holds it`;
-      const data = { code: 'insufficient-scope', scope: printable(scope) };
-      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: REFUSED_CODE, message: printable(message), data } });
+    const said = scope !== undefined ? kept : status === undefined || status === 401 ? undefined : answeredError(e);
+    const lacking = (kept?.data as { scope?: unknown } | undefined)?.scope;
+    const advice = scope === undefined ? undefined : this.options.tokens?.lacking?.(typeof lacking === 'string' ? lacking : scope);
+    if (said !== undefined) {
+      const message = advice === undefined ? said.message : `${said.message}; ${advice}`;
+      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(message) } });
       return;
     }
-    const said = status === undefined || status === 401 ? undefined : answeredError(e);
-    if (said !== undefined) {
-      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(said.message) } });
+    if (scope !== undefined) {
+      const message = `bermd at ${where} refused ${request.method} (403 insufficient_scope): ${advice ?? `set BERM_TOKEN to a token holding ${scope}`}`;
+      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: REFUSED_CODE, message: printable(message) } });
       return;
     }
     const message =

@@ -15,6 +15,8 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
@@ -295,6 +297,60 @@ describe('berm mcp', () => {
         await guarded.stop();
         await removeDir(guarded.stateDir);
         await removeDir(tokenDir);
+      }
+    },
+    OWN_DAEMON,
+  );
+
+  it(
+    "answers a call bermd refuses for a scope BERM_TOKEN's principal lacks with an error naming the scope, and goes on relaying",
+    async () => {
+      const dir = await tempDir();
+      const tokens = { alice: 'alice-may-call-basic-alone', deployer: 'deployer-of-this-test' };
+      const hash = (token: string): string => createHash('sha256').update(token).digest('hex');
+      const access = join(dir, 'access.json');
+      await writeFile(
+        access,
+        JSON.stringify([
+          { name: 'alice', token_sha256: hash(tokens.alice), scopes: ['berm:call:basic'] },
+          { name: 'deployer', token_sha256: hash(tokens.deployer), scopes: ['berm:deploy'] },
+        ]),
+        { mode: 0o600 },
+      );
+      const own = await startDaemon({ args: ['--access', access] });
+      const legacy = new Client({ name: 'scoped', version: '0' });
+      const modern = new ModernClient({ name: 'scoped-2026', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      try {
+        const deployer = { authorization: `Bearer ${tokens.deployer}` };
+        await deploy(own.url, 'basic', await HARNESSES.basic(), deployer);
+        await deploy(own.url, 'sample', await HARNESSES.sample(), deployer);
+        const env = { BERM_TOKEN: tokens.alice };
+        await legacy.connect(new StdioClientTransport({ ...recipe(own.url, env), stderr: 'ignore' }));
+        await modern.connect(new ModernStdio({ ...recipe(own.url, env), stderr: 'ignore' }));
+
+        // bermd's own answer, as it gave it: the code, the scope lacking, and words naming both.
+        const said =
+          'alice may not call "sample.echo": that needs the scope berm:call:sample, which it does not hold; use a token that holds it';
+        const old = (await legacy.callTool({ name: 'sample.echo', arguments: { query: 'q' } }).catch((e: unknown) => e)) as McpError;
+        expect(old).toBeInstanceOf(McpError);
+        expect([old.code, old.message, old.data]).toEqual([
+          -32000,
+          `MCP error -32000: ${said}`,
+          { code: 'insufficient-scope', scope: 'berm:call:sample' },
+        ]);
+        const next = (await modern.callTool({ name: 'sample.echo', arguments: { query: 'q' } }).catch((e: unknown) => e)) as ProtocolError;
+        expect(next).toBeInstanceOf(ProtocolError);
+        expect([next.code, next.data]).toEqual([-32000, { code: 'insufficient-scope', scope: 'berm:call:sample' }]);
+        expect(next.message).toContain(said);
+        // bermd is not lost, and the relay does not try it again: the next call goes straight through.
+        expect(valueOf((await legacy.callTool({ name: 'basic.echo', arguments: { n: 1 } })) as never)).toEqual({ n: 1 });
+        expect(valueOf((await modern.callTool({ name: 'basic.echo', arguments: { n: 2 } })) as never)).toEqual({ n: 2 });
+        expect((await legacy.listTools()).tools.every((t) => t.name.startsWith('basic.'))).toBe(true);
+      } finally {
+        await Promise.all([legacy.close(), modern.close()]);
+        await own.stop();
+        await removeDir(own.stateDir);
+        await removeDir(dir);
       }
     },
     OWN_DAEMON,

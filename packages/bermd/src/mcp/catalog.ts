@@ -5,10 +5,15 @@
  * Dispatch never splits a name: it looks the whole name up in a map built from the deployed set, so a
  * separator that may occur inside a harness name (`_`, `-`) stays unambiguous. What keeps the map a
  * function is refusing, at deploy, a harness one of whose names another harness already answers to.
+ *
+ * The lists are answered for a caller: the tools and usage of the harnesses it may call. Each rebuild
+ * notes which harnesses' listing changed, so that a list change is told only to those who see it.
  */
 import { type JsonSchema, type ManifestData, standardSchema, type ToolSpec } from '@berm/manifest';
+import { isHarnessName } from '@berm/protocol';
 import type { Resource, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { BermdError } from '../errors.js';
+import type { Caller } from '../runtime/index.js';
 import { compileOutputCheck, type OutputCheck } from './output-check.js';
 
 /**
@@ -45,6 +50,33 @@ export interface CatalogEntry {
   programs: readonly string[];
   /** It is granted a syscall that leaves the machine (`berm.http.fetch`, `berm.http.proxy`). */
   leavesMachine: boolean;
+}
+
+/** What one harness shows a client: the tools listed under its names, whether it works in a closed world, its usage. */
+interface Shown {
+  tools: readonly PreparedTool[];
+  open: boolean;
+  usage: string;
+}
+
+/** The same thing shown: the same prepared tools (a deploy prepares new ones), the same world, the same usage. */
+function sameShown(a: Shown, b: Shown): boolean {
+  return a.open === b.open && a.usage === b.usage && a.tools.length === b.tools.length && a.tools.every((t, i) => t === b.tools[i]);
+}
+
+/**
+ * The items of `listed` whose harness (`harnesses`, in the same order) `caller` may call; all of them for
+ * no caller (the daemon's own). Each harness is asked once.
+ */
+function visible<T>(listed: T[], harnesses: readonly string[], caller: Caller | undefined): T[] {
+  if (caller === undefined) return listed;
+  const asked = new Map<string, boolean>();
+  return listed.filter((_, i) => {
+    const harness = harnesses[i]!;
+    let may = asked.get(harness);
+    if (may === undefined) asked.set(harness, (may = caller.mayCall(harness)));
+    return may;
+  });
 }
 
 /** A tool as `prepare` builds it; its annotations depend on the rest of the deployed set, so `set` completes it. */
@@ -114,7 +146,14 @@ export class ToolCatalog {
   private byName = new Map<string, CatalogTool>();
   private listedTools: Tool[] = [];
   private listedModernTools: Tool[] = [];
+  /** The harness of each listed tool, in the lists' order. */
+  private toolHarnesses: string[] = [];
   private listedResources: Resource[] = [];
+  private resourceHarnesses: string[] = [];
+  /** What each harness showed at the last rebuild, to tell which ones a change touched. */
+  private shown = new Map<string, Shown>();
+  /** Harnesses whose listing changed since `takeChanged` was last asked. */
+  private changed = new Set<string>();
 
   constructor(separator: string) {
     this.separator = separator;
@@ -168,13 +207,39 @@ export class ToolCatalog {
     return this.byName.get(name);
   }
 
-  /** The tools as `tools/list` answers them to a client of `generation`. */
-  tools(generation: Generation = 'legacy'): Tool[] {
-    return generation === 'modern' ? this.listedModernTools : this.listedTools;
+  /**
+   * The harnesses a tool name could belong to: each part of it before a separator that is a harness name.
+   * With the default separator (`.`, which no harness name holds) that is at most one, the part before
+   * the first; a separator a harness name may hold (`_`, `-`) can make it several.
+   */
+  harnessesNamedBy(name: string): string[] {
+    const found: string[] = [];
+    for (let at = name.indexOf(this.separator); at > 0; at = name.indexOf(this.separator, at + 1)) {
+      const harness = name.slice(0, at);
+      if (isHarnessName(harness)) found.push(harness);
+    }
+    return found;
   }
 
-  resources(): Resource[] {
-    return this.listedResources;
+  /** The tools as `tools/list` answers them to a client of `generation`: those of the harnesses `caller` may call, or all. */
+  tools(generation: Generation = 'legacy', caller?: Caller): Tool[] {
+    return visible(generation === 'modern' ? this.listedModernTools : this.listedTools, this.toolHarnesses, caller);
+  }
+
+  /** The usage resources of the harnesses `caller` may call, or all. */
+  resources(caller?: Caller): Resource[] {
+    return visible(this.listedResources, this.resourceHarnesses, caller);
+  }
+
+  /**
+   * The harnesses whose listing (tools, annotations, usage) changed since the last time this was asked,
+   * forgotten once answered: a deploy changes its own harness's, and may change the open-world hint of
+   * the harnesses that call it, or let a tool another harness held be listed.
+   */
+  takeChanged(): Set<string> {
+    const changed = this.changed;
+    this.changed = new Set();
+    return changed;
   }
 
   /** The usage text of `harness`, when it is deployed and has one. */
@@ -209,29 +274,45 @@ export class ToolCatalog {
     const open = this.openWorld();
     const byName = new Map<string, CatalogTool>();
     const shadowed: string[] = [];
-    const resources: Resource[] = [];
+    const resources: Array<{ harness: string; resource: Resource }> = [];
+    const shown = new Map<string, Shown>();
     for (const entry of this.entries.values()) {
+      const listed: PreparedTool[] = [];
       for (const prepared of entry.tools) {
         if (byName.has(prepared.name)) {
           shadowed.push(`${entry.harness}/${prepared.tool}`);
           continue;
         }
         byName.set(prepared.name, catalogTool(entry.harness, prepared, open.has(entry.harness)));
+        listed.push(prepared);
       }
+      shown.set(entry.harness, { tools: listed, open: open.has(entry.harness), usage: entry.usage });
       if (entry.usage !== '') {
         resources.push({
-          uri: usageUri(entry.harness),
-          name: `${entry.harness} usage`,
-          description: `How to use the tools of ${entry.harness}: read it before choosing among them.`,
-          mimeType: USAGE_MIME_TYPE,
+          harness: entry.harness,
+          resource: {
+            uri: usageUri(entry.harness),
+            name: `${entry.harness} usage`,
+            description: `How to use the tools of ${entry.harness}: read it before choosing among them.`,
+            mimeType: USAGE_MIME_TYPE,
+          },
         });
       }
     }
+    for (const [harness, now] of shown) {
+      const before = this.shown.get(harness);
+      if (before === undefined || !sameShown(before, now)) this.changed.add(harness);
+    }
+    for (const harness of this.shown.keys()) if (!shown.has(harness)) this.changed.add(harness);
+    this.shown = shown;
     this.byName = byName;
     const sorted = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     this.listedTools = sorted.map((t) => t.listed);
     this.listedModernTools = sorted.map((t) => t.listedModern);
-    this.listedResources = resources.sort((a, b) => (a.uri < b.uri ? -1 : 1));
+    this.toolHarnesses = sorted.map((t) => t.harness);
+    resources.sort((a, b) => (a.resource.uri < b.resource.uri ? -1 : 1));
+    this.listedResources = resources.map((r) => r.resource);
+    this.resourceHarnesses = resources.map((r) => r.harness);
     return shadowed;
   }
 }

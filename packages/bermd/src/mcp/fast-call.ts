@@ -257,6 +257,7 @@ function frame(message: JSONRPCMessage): string {
 async function respond(
   core: McpCore,
   call: FastCallRequest,
+  caller: Caller,
   run: () => Promise<CallToolResult>,
   stamp: (result: CallToolResult) => unknown,
 ): Promise<JSONRPCMessage> {
@@ -265,7 +266,7 @@ async function respond(
   } catch (e) {
     const error =
       e instanceof ProtocolError ? e : new ProtocolError(ProtocolErrorCode.InternalError, e instanceof Error ? e.message : String(e));
-    if (!(e instanceof ProtocolError)) core.logger.error({ err: e, tool: call.name }, 'tools/call failed');
+    if (!(e instanceof ProtocolError)) core.logger.error({ err: e, tool: call.name, principal: caller.name }, 'tools/call failed');
     return {
       jsonrpc: '2.0',
       id: call.id,
@@ -275,8 +276,8 @@ async function respond(
 }
 
 /** Which path answered is for the operator at debug, and for the tests that compare the two paths' bytes: a log line changes nothing on the wire. */
-function logFinished(core: McpCore, session: string | undefined, call: FastCallRequest): void {
-  core.logger.debug({ session, rpc_id: call.id, tool: call.name, via: 'fast-path' }, 'tools/call finished');
+function logFinished(core: McpCore, session: string | undefined, call: FastCallRequest, caller: Caller): void {
+  core.logger.debug({ session, rpc_id: call.id, tool: call.name, principal: caller.name, via: 'fast-path' }, 'tools/call finished');
 }
 
 /** A stop that fires when `res` closes before its answer is written: the client went away. */
@@ -289,13 +290,13 @@ function abortOnClose(res: ServerResponse): { controller: Stop; release(): void 
   return { controller, release: () => res.off('close', onClose) };
 }
 
-/** Answers `call` on a 2025 session on `res`. Never rejects: a failure becomes a JSON-RPC error on the wire. */
+/** Answers `call` on a 2025 session on `res`, for `caller`. Never rejects: a failure becomes a JSON-RPC error on the wire. */
 export async function answerFastCall(
   core: McpCore,
   session: FastCallSession,
   call: FastCallRequest,
   res: ServerResponse,
-  caller?: Caller,
+  caller: Caller,
 ): Promise<void> {
   const headers: Record<string, string> = { ...SSE_HEADERS };
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
@@ -321,7 +322,8 @@ export async function answerFastCall(
     message = await respond(
       core,
       call,
-      () => callTool(core, session.state, 'legacy', call.name, call.args, { signal: controller, notify, caller }),
+      caller,
+      () => callTool(core, session.state, 'legacy', call.name, call.args, { caller, signal: controller, notify }),
       (result) => result,
     );
   } finally {
@@ -330,7 +332,7 @@ export async function answerFastCall(
     session.calls.delete(call.id);
     release();
   }
-  logFinished(core, session.id, call);
+  logFinished(core, session.id, call, caller);
   // A call its client cancelled, or whose session ended, gets no response (MCP's cancellation: the SDK's
   // server sends none either); its stream just ends.
   if (controller.aborted) write('', true);
@@ -340,14 +342,9 @@ export async function answerFastCall(
 /**
  * Answers a 2026-07-28 `call` on `res`, as the SDK's handler does in its `auto` response mode: one
  * JSON body, unless an event the request asked for comes before the result, which turns the answer
- * into an SSE stream (with the SDK's keep-alive comments from then on). Never rejects.
+ * into an SSE stream (with the SDK's keep-alive comments from then on). Runs it for `caller`. Never rejects.
  */
-export async function answerModernFastCall(
-  core: McpCore,
-  call: ModernFastCallRequest,
-  res: ServerResponse,
-  caller?: Caller,
-): Promise<void> {
+export async function answerModernFastCall(core: McpCore, call: ModernFastCallRequest, res: ServerResponse, caller: Caller): Promise<void> {
   const { controller, release } = abortOnClose(res);
   let keeping: NodeJS.Timeout | undefined;
   const stream = (text: string): void => {
@@ -366,14 +363,15 @@ export async function answerModernFastCall(
     message = await respond(
       core,
       call,
-      () => callTool(core, call.state, generation, call.name, call.args, { signal: controller, notify, caller }),
+      caller,
+      () => callTool(core, call.state, generation, call.name, call.args, { caller, signal: controller, notify }),
       (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
     );
   } finally {
     clearInterval(keeping);
     release();
   }
-  logFinished(core, undefined, call);
+  logFinished(core, undefined, call, caller);
   // The client closed the connection: nobody is there to answer.
   if (controller.aborted || res.destroyed) {
     res.end();

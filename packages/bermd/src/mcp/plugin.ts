@@ -13,12 +13,18 @@
  * One of the answerers (transport.ts) then answers on the raw response (the reply is hijacked). What
  * every request passes first (Host and Origin, the token) is the app's (app/); its refusals are answered
  * here, as JSON-RPC.
+ *
+ * Before any answerer, what the request's principal may do (access.ts): a 2025 session is reached only
+ * with the token of the principal that opened it (another's is answered 404, as an unknown session), and
+ * a `tools/call` of a tool it may not call is refused 403 with the `WWW-Authenticate` challenge naming
+ * the scope, on either path, so nothing runs and a client can step up.
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, SCOPE } from '@berm/protocol';
 import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
-import { drainRejectedBody } from '../app/index.js';
+import { drainRejectedBody, refuseScope } from '../app/index.js';
 import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
+import { REFUSED_CODE, refusalMessage, refusedCall } from './access.js';
 import { cancelledIds } from './fast-call.js';
 import { SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
@@ -51,10 +57,25 @@ export interface McpEndpoint {
   close(): Promise<void>;
 }
 
-/** JSON-RPC's error shape, for answers given before a transport is involved; `data` carries bermd's stable code when there is one. */
-function rpcError(reply: FastifyReply, status: number, code: number, message: string, data?: { code: string }): FastifyReply {
+/**
+ * JSON-RPC's error shape, for answers given before a transport is involved; `data` carries bermd's stable
+ * code when there is one (and a refused scope's `scope`); `id` the request's, when it was read.
+ */
+function rpcError(
+  reply: FastifyReply,
+  status: number,
+  code: number,
+  message: string,
+  data?: { code: string; scope?: string },
+  id: string | number | null = null,
+): FastifyReply {
   const error = data === undefined ? { code, message } : { code, message, data };
-  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error, id: null });
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error, id });
+}
+
+/** The scope an error refused, when it says. */
+function scopeOf(error: ApiError): { scope?: string } {
+  return typeof error.details.scope === 'string' ? { scope: error.details.scope } : {};
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -73,6 +94,21 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const underWay = new Set<Promise<void>>();
   let closing = false;
 
+  /** The 403 for a `tools/call` in `body` the request's principal may not make, with its challenge; undefined when there is none. */
+  const refuseCall = (request: FastifyRequest, reply: FastifyReply, body: unknown): FastifyReply | undefined => {
+    const refusal = refusedCall(sessions.core.catalog, request.principal, body);
+    if (refusal === undefined) return undefined;
+    const { id, name, missing } = refusal;
+    request.log.info(
+      { tool: name, scope: missing, principal: request.principal.name },
+      'tools/call refused: the principal lacks the scope',
+    );
+    // The challenge as every refusal of a scope words it (app/); the message names the tool called.
+    const refused = refuseScope(request, reply, missing);
+    const message = refusalMessage(request.principal.name, name, missing);
+    return rpcError(reply, refused.status, REFUSED_CODE, message, { code: refused.code, scope: missing }, id);
+  };
+
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     if (closing) return rpcError(reply, 503, -32000, 'bermd is shutting down');
 
@@ -87,46 +123,46 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     }
 
     const route = routing.route(request, body);
+    const caller = request.principal;
     let exchange: McpExchange;
     let session: Session | undefined;
     if (route === undefined || route.kind === 'legacy') {
       const initialize = route === undefined ? isObject(body) && body.method === 'initialize' : route.reason === 'initialize';
       const id = request.headers['mcp-session-id'];
       if (typeof id === 'string') {
-        session = sessions.get(id);
+        // Another principal's session is answered as one that does not exist: its id says nothing more.
+        session = sessions.get(id, caller);
         // 404 tells a client its session is gone, so it starts a new one (Streamable HTTP, "session management").
         if (session === undefined) return rpcError(reply, 404, -32001, 'Session not found');
-      } else if (initialize) {
+        // The same principal, perhaps with a token holding more scopes now: what the session is sent follows.
+        session.caller = caller;
+      } else if (!initialize) {
+        return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
+      }
+      const refused = refuseCall(request, reply, body);
+      if (refused !== undefined) return refused;
+      if (session === undefined) {
         try {
-          session = await sessions.open();
+          session = await sessions.open(caller);
         } catch (e) {
           if (!(e instanceof SessionCapError)) throw e;
           throw wireErrorOf(e, e.message, { cap: e.cap });
         }
-      } else {
-        return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
       }
       exchange = {
         generation: 'legacy',
         core: sessions.core,
+        caller,
         session,
         fresh: typeof id !== 'string',
         request: request.raw,
         body,
         res: reply.raw,
-        caller: request.principal,
       };
     } else {
-      exchange = {
-        generation: 'modern',
-        core: sessions.core,
-        stateless,
-        route,
-        request: request.raw,
-        body,
-        res: reply.raw,
-        caller: request.principal,
-      };
+      const refused = refuseCall(request, reply, body);
+      if (refused !== undefined) return refused;
+      exchange = { generation: 'modern', core: sessions.core, caller, stateless, route, request: request.raw, body, res: reply.raw };
     }
 
     reply.hijack();
@@ -152,7 +188,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     // The app's error handler speaks the control API; a client of /mcp reads JSON-RPC.
     app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
       // What the app refuses before the route (a foreign Host or Origin), in JSON-RPC's terms.
-      if (error instanceof ApiError) return rpcError(reply, error.status, -32000, error.message, { code: error.code });
+      if (error instanceof ApiError) return rpcError(reply, error.status, -32000, error.message, { code: error.code, ...scopeOf(error) });
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
         drainRejectedBody(request, reply, MAX_DRAIN);
         return rpcError(reply, 413, -32600, `the request body is larger than ${bodyLimit} bytes`);

@@ -8,11 +8,14 @@
  *   travels in the request (the client's log level in `_meta`), so any bermd process sharing the
  *   deployed set answers it the same.
  *
+ * Each request is answered for its principal (access.ts): the lists, the usage and the calls are those
+ * of the harnesses it may call. A server reads who asks from the request (the SDK's `authInfo`), not from
+ * when it was built, so a session whose client stepped up to a token with more scopes sees more at once.
+ *
  * The low-level `Server` is used because the tool set changes under it and its schemas are JSON Schema
  * from images, not zod (the SDK marks it for "advanced use cases", which this is).
  */
 import {
-  type AuthInfo,
   type CallToolResult,
   LOG_LEVEL_META_KEY,
   type LoggingLevel,
@@ -27,6 +30,7 @@ import {
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
 import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
+import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
@@ -73,6 +77,12 @@ export interface McpCore {
 export interface SessionState {
   /** Until set, the client receives no log messages. */
   level?: LoggingLevel;
+  /**
+   * Who the client is, for what is sent it unasked (list changes, other calls' events): a session's latest
+   * principal. Unset, the client is the daemon's own and hears of everything (a server over the SDK's
+   * in-memory pair).
+   */
+  caller?: Caller;
 }
 
 /** Whether a client at `state.level` receives a message at `level`. */
@@ -117,30 +127,20 @@ export function toolResult(tool: CatalogTool, outcome: CallOutcome, generation: 
   return { content: [{ type: 'text', text }], structuredContent: outcome.ok as Record<string, unknown> };
 }
 
-/** How a call's own notifications reach its caller, and who that is. */
+/** Who a call is for, and how its own notifications reach them. */
 export interface CallChannel {
+  /** The request's principal: the call runs with it (nested calls, secrets); none is the daemon's own. */
+  caller: Caller | undefined;
   signal: SignalLike;
   notify(message: EventMessage): Promise<void>;
-  /** The principal the call is made for; without one the call is bermd's own (a test's server, say). */
-  caller?: Caller;
-}
-
-/**
- * The caller as the SDK carries it to a handler (`ctx.http.authInfo`). Its token is left empty: the
- * handlers need who, never the credential.
- */
-export function authInfoOf(caller: Caller): AuthInfo {
-  return { token: '', clientId: caller.name, scopes: [], extra: { caller } };
-}
-
-function callerOf(auth: AuthInfo | undefined): Caller | undefined {
-  return auth?.extra?.caller as Caller | undefined;
 }
 
 /**
  * `tools/call`, shared by both generations' servers and the HTTP fast path (`fast-call.ts`): looks the
- * whole name up, runs the tool, records what it reached, and answers the tool result. An unknown name
- * is a protocol error (invalid params).
+ * whole name up, runs the tool for its caller, records what it reached, and answers the tool result. An
+ * unknown name is a protocol error (invalid params). A tool the caller may not call was refused 403
+ * before the request got here (plugin.ts); should one still arrive, it is refused here with the same
+ * code and scope, in the answer, and nothing runs.
  */
 export async function callTool(
   core: McpCore,
@@ -150,16 +150,25 @@ export async function callTool(
   args: unknown,
   channel: CallChannel,
 ): Promise<CallToolResult> {
-  const tool = core.catalog.lookup(name);
-  if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  const { caller } = channel;
+  const access = callAccess(core.catalog, caller, name);
+  if ('unknown' in access) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  if ('missing' in access) {
+    throw new ProtocolError(REFUSED_CODE, refusalMessage(caller!.name, name, access.missing), {
+      code: 'insufficient-scope',
+      scope: access.missing,
+    });
+  }
+  const { tool } = access;
+  const principal = caller?.name;
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
-    caller: channel.caller,
+    caller,
     signal: channel.signal,
     onReport: (report) => {
       switch (report.kind) {
         case 'event': {
           const { harness, tool: emitter, event, fields } = report;
-          core.logger.info({ harness, tool: emitter, event, fields }, 'event');
+          core.logger.info({ harness, tool: emitter, event, fields, principal }, 'event');
           const message: EventMessage = { level: EVENT_LOG_LEVEL, logger: harness, data: { event, fields, tool: emitter } };
           if (wantsLog(state, EVENT_LOG_LEVEL)) {
             channel.notify(message).catch((e: unknown) => {
@@ -176,7 +185,7 @@ export async function callTool(
     },
   });
   if ('error' in outcome && outcome.error.code === 'cancelled')
-    core.logger.info({ harness: tool.harness, tool: tool.tool }, 'call cancelled by its caller');
+    core.logger.info({ harness: tool.harness, tool: tool.tool, principal }, 'call cancelled by its caller');
   for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
   for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
   return toolResult(tool, outcome, generation);
@@ -189,6 +198,11 @@ function stateOf(source: LevelSource, ctx: ServerContext): SessionState {
   return source.generation === 'legacy' ? source.session : { level: requestedLevel(ctx.mcpReq.envelope) };
 }
 
+/** Who makes the request: its principal as the SDK carries it, or (no transport carrying one) the session's. */
+function callerFor(source: LevelSource, ctx: ServerContext): Caller | undefined {
+  return callerOf(ctx.http?.authInfo) ?? (source.generation === 'legacy' ? source.session.caller : undefined);
+}
+
 function build(core: McpCore, source: LevelSource): Server {
   const { generation } = source;
   const server = new Server(serverInfo(core), {
@@ -198,33 +212,37 @@ function build(core: McpCore, source: LevelSource): Server {
     cacheHints: CACHE_HINTS,
   });
 
-  server.setRequestHandler('tools/list', () => ({ tools: core.catalog.tools(generation) }));
+  server.setRequestHandler('tools/list', (_request, ctx) => ({ tools: core.catalog.tools(generation, callerFor(source, ctx)) }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
+    const caller = callerFor(source, ctx);
     try {
       return await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
+        caller,
         signal: ctx.mcpReq.signal,
-        caller: callerOf(ctx.http?.authInfo),
         // Sent with the call, on its response stream, so the caller sees it before the result.
         notify: (message) => ctx.mcpReq.notify({ method: 'notifications/message', params: message }),
       });
     } finally {
       // The fast path (fast-call.ts) logs the same line with its own `via`.
       core.logger.debug(
-        { session: ctx.sessionId, rpc_id: ctx.mcpReq.id, tool: request.params.name, via: 'transport' },
+        { session: ctx.sessionId, rpc_id: ctx.mcpReq.id, tool: request.params.name, principal: caller?.name, via: 'transport' },
         'tools/call finished',
       );
     }
   });
 
-  server.setRequestHandler('resources/list', () => ({ resources: core.catalog.resources() }));
+  server.setRequestHandler('resources/list', (_request, ctx) => ({ resources: core.catalog.resources(callerFor(source, ctx)) }));
 
-  server.setRequestHandler('resources/read', (request) => {
+  server.setRequestHandler('resources/read', (request, ctx) => {
     const { uri } = request.params;
     const harness = harnessOfUsageUri(uri);
-    const usage = harness === undefined ? undefined : core.catalog.usage(harness);
+    const caller = callerFor(source, ctx);
+    const shown = harness !== undefined && (caller === undefined || caller.mayCall(harness));
+    const usage = shown ? core.catalog.usage(harness) : undefined;
     // MCP 2026-07-28 answers an unknown resource with -32602 and the URI as data; the SDK sends that
-    // code to every generation.
+    // code to every generation. The usage of a harness the caller may not call is as unknown as that of
+    // one not deployed.
     if (harness === undefined || usage === undefined) throw new ResourceNotFoundError(uri);
     return { contents: [{ uri: usageUri(harness), mimeType: USAGE_MIME_TYPE, text: usage }] };
   });

@@ -8,12 +8,17 @@
  * initializing and may drop and reopen. A list change that finds no stream open is remembered (as a
  * flag, so nothing grows) and sent when the stream opens: a client never keeps a stale list because
  * its stream was reconnecting when a harness was deployed. Log messages are not kept: they are news.
+ *
+ * A session belongs to the principal that opened it: a request naming it with another principal's token
+ * is answered as if the session did not exist (plugin.ts). What it is sent unasked concerns the harnesses
+ * its principal may call: a change of another harness, or another's event, is not sent to it.
  */
 import { randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
 import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
-import type { Stop } from '../runtime/index.js';
+import type { Caller, Stop } from '../runtime/index.js';
+import { mayCallSome } from './access.js';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
 import { numberDefault } from '../limits.js';
@@ -42,6 +47,10 @@ export class SessionCapError extends Error {
 
 export class Session implements SessionState, FastCallSession {
   level?: SessionState['level'];
+  /** The name of the principal that opened it: only its requests reach it. */
+  readonly owner: string;
+  /** Its principal as of its latest request (a client may step up to a token with more scopes). */
+  caller: Caller;
   readonly calls = new Map<RequestId, Stop>();
   readonly transport: NodeStreamableHTTPServerTransport;
   readonly server: Server;
@@ -53,7 +62,9 @@ export class Session implements SessionState, FastCallSession {
   active = 0;
   lastSeen = Date.now();
 
-  constructor(core: McpCore, onInitialized: (session: Session) => void, onClosed: (session: Session) => void) {
+  constructor(core: McpCore, caller: Caller, onInitialized: (session: Session) => void, onClosed: (session: Session) => void) {
+    this.owner = caller.name;
+    this.caller = caller;
     this.transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       keepAliveMs: core.keepAliveMs ?? SSE_KEEP_ALIVE_MS,
@@ -102,23 +113,27 @@ export class McpSessions {
     return this.sessions.size + this.opening.size;
   }
 
-  get(id: string): Session | undefined {
-    return this.sessions.get(id);
+  /** The session `id` names, when `caller` owns it: another principal's is as unknown as one that never was. */
+  get(id: string, caller: Caller): Session | undefined {
+    const session = this.sessions.get(id);
+    return session?.owner === caller.name ? session : undefined;
   }
 
   /**
    * A session for an `initialize` request, counted from now; it joins the map once the transport has
    * given it an id. Throws `SessionCapError` at the cap when no session can make room (see `makeRoom`).
    * The caller says when the request is answered (`answered`), so one the transport refused stops counting.
+   * The session belongs to `caller`.
    */
-  async open(): Promise<Session> {
+  async open(caller: Caller): Promise<Session> {
     this.makeRoom();
     const session = new Session(
       this.core,
+      caller,
       (s) => {
         this.opening.delete(s);
         this.sessions.set(s.id!, s);
-        this.core.logger.debug({ session: s.id, held: this.size }, 'mcp session opened');
+        this.core.logger.debug({ session: s.id, principal: s.owner, held: this.size }, 'mcp session opened');
       },
       (s) => {
         this.opening.delete(s);
@@ -180,9 +195,13 @@ export class McpSessions {
     session.streamOpen = false;
   }
 
-  /** Deploy and undeploy change both lists: every session is told. */
-  listsChanged(): void {
+  /**
+   * Deploy and undeploy change both lists of the `harnesses` they touched: every session whose principal
+   * may call one of them is told (a look-up per session and harness, once per change).
+   */
+  listsChanged(harnesses: ReadonlySet<string>): void {
     for (const session of this.sessions.values()) {
+      if (!mayCallSome(session.caller, harnesses)) continue;
       session.toolsChanged = true;
       session.resourcesChanged = true;
       if (session.streamOpen) this.flush(session);
@@ -192,6 +211,8 @@ export class McpSessions {
   broadcastEvent(message: EventMessage, from: SessionState): void {
     for (const session of this.sessions.values()) {
       if (session === from || !session.streamOpen || !wantsLog(session, message.level)) continue;
+      // An event names its harness (`logger`): a principal that may not call it hears nothing of it.
+      if (typeof message.logger !== 'string' || !session.caller.mayCall(message.logger)) continue;
       session.server.notification({ method: 'notifications/message', params: message }).catch((e: unknown) => this.lost(session, e));
     }
   }

@@ -4,14 +4,19 @@
  * for it alone (`buildStatelessMcpServer`), so nothing a request depends on lives in this process:
  * bermd processes sharing one deployed set answer it alike, and need no affinity behind a balancer.
  * The SDK answers `server/discover`, the header and envelope checks, the caching hints and
- * `subscriptions/listen`, whose streams hear of every deploy and undeploy (`listsChanged`).
+ * `subscriptions/listen`, whose streams hear of every deploy and undeploy (`listsChanged`) of a harness
+ * their principal may call (listen-filter.ts). Each request reaches its server with its principal as the
+ * SDK's `authInfo` (access.ts).
  *
  * A listen stream is held by the process that received it, and hears of the changes that process's
  * deployed set sees; `bus` is where several processes would share them instead.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AuthInfo, createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
+import { createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
 import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
+import type { Caller } from '../runtime/index.js';
+import { authInfoOf, callerOf } from './access.js';
+import { changeEvent, ListenFilter } from './listen-filter.js';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
 import { numberDefault } from '../limits.js';
 
@@ -40,15 +45,22 @@ export class StatelessMcp {
 
   constructor(core: McpCore, options: StatelessOptions = {}) {
     this.core = core;
-    this.handler = createMcpHandler(() => buildStatelessMcpServer(core), {
-      // 2025-era requests never reach this handler: the plugin routes them to their sessions.
-      legacy: 'reject',
-      bus: options.bus,
-      // Each listen holds a connection and a place on the bus for as long as its client wants.
-      maxSubscriptions: options.maxListens ?? MAX_LISTENS,
-      keepAliveMs: core.keepAliveMs ?? SSE_KEEP_ALIVE_MS,
-      onerror: (e) => core.logger.debug({ err: e }, 'mcp 2026-07-28 request refused or failed'),
-    });
+    this.handler = createMcpHandler(
+      (ctx) => {
+        // Every request `answer` hands the handler carries its principal; a server for nobody would show everything.
+        if (callerOf(ctx.authInfo) === undefined) throw new Error('a 2026-07-28 request reached the MCP handler without its principal');
+        return buildStatelessMcpServer(core);
+      },
+      {
+        // 2025-era requests never reach this handler: the plugin routes them to their sessions.
+        legacy: 'reject',
+        bus: options.bus,
+        // Each listen holds a connection and a place on the bus for as long as its client wants.
+        maxSubscriptions: options.maxListens ?? MAX_LISTENS,
+        keepAliveMs: core.keepAliveMs ?? SSE_KEEP_ALIVE_MS,
+        onerror: (e) => core.logger.debug({ err: e }, 'mcp 2026-07-28 request refused or failed'),
+      },
+    );
   }
 
   /**
@@ -56,9 +68,9 @@ export class StatelessMcp {
    * fastify read and parsed, given to the handler as such, and the answer is written with one `end`
    * when it is JSON: measured with a prototype of this route, the SDK's Node adapter (`toNodeHandler`),
    * copying the request into a web `Request` and streaming every answer back, cost 10 to 25 % more per
-   * request than this.
+   * request than this. `caller` is the request's principal: what it is answered is what it may see.
    */
-  async answer(request: IncomingMessage, body: unknown, res: ServerResponse, authInfo?: AuthInfo): Promise<void> {
+  async answer(request: IncomingMessage, body: unknown, res: ServerResponse, caller: Caller): Promise<void> {
     // The client going away is the cancellation of its request (and the end of its listen stream).
     const gone = new AbortController();
     const onClose = (): void => {
@@ -71,17 +83,20 @@ export class StatelessMcp {
         headers: forwardedHeaders(request),
         signal: gone.signal,
       });
-      const response = await this.handler.fetch(web, { parsedBody: body, authInfo });
-      await send(response, res);
+      const response = await this.handler.fetch(web, { parsedBody: body, authInfo: authInfoOf(caller) });
+      await send(response, res, isListen(body) ? new ListenFilter(caller) : undefined);
     } finally {
       res.off('close', onClose);
     }
   }
 
-  /** Deploy and undeploy change both lists: every open listen stream that asked is told. */
-  listsChanged(): void {
-    this.handler.notify.toolsChanged();
-    this.handler.notify.resourcesChanged();
+  /**
+   * Deploy and undeploy change both lists of the `harnesses` they touched: every open listen stream that
+   * asked is told, when its principal may call one of them.
+   */
+  listsChanged(harnesses: ReadonlySet<string>): void {
+    this.handler.bus.publish(changeEvent('tools_list_changed', harnesses));
+    this.handler.bus.publish(changeEvent('resources_list_changed', harnesses));
   }
 
   /** Ends the listen streams and the requests under way. */
@@ -91,7 +106,12 @@ export class StatelessMcp {
   }
 }
 
-async function send(response: Response, res: ServerResponse): Promise<void> {
+function isListen(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
+}
+
+/** Writes `response` on `res`; a stream's chunks through `filter` when there is one. */
+async function send(response: Response, res: ServerResponse, filter?: ListenFilter): Promise<void> {
   if (res.destroyed) {
     await response.body?.cancel();
     return;
@@ -114,7 +134,11 @@ async function send(response: Response, res: ServerResponse): Promise<void> {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      res.write(value);
+      if (filter === undefined) res.write(value);
+      else {
+        const text = filter.pass(value);
+        if (text !== '') res.write(text);
+      }
     }
   } finally {
     res.off('close', stop);

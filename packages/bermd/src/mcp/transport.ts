@@ -16,22 +16,23 @@
  * follow fails there rather than in a client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InboundClassificationOutcome } from '@modelcontextprotocol/server';
+import type { AuthInfo, InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import type { Caller } from '../runtime/index.js';
+import { authInfoOf } from './access.js';
 import { answerFastCall, answerModernFastCall, fastCallOf, modernFastCallOf } from './fast-call.js';
 import { CachedRouting, type McpRouting, sdkRouting } from './routing.js';
-import { authInfoOf, type McpCore } from './server.js';
+import type { McpCore } from './server.js';
 import type { Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 
 interface Exchange {
   core: McpCore;
+  /** Who makes the request: what it is answered is what this principal may see, and its calls run with it. */
+  caller: Caller;
   request: IncomingMessage;
   /** The parsed JSON-RPC body of a POST; undefined for GET and DELETE. */
   body: unknown;
   res: ServerResponse;
-  /** The request's principal: the calls it makes run with its permissions. */
-  caller: Caller;
 }
 
 /** A 2025-era request, whose session is known. */
@@ -60,24 +61,25 @@ export interface McpAnswerer {
 export const fastCall: McpAnswerer = {
   name: 'fast-call',
   answer(exchange) {
-    const { core, request, body, res } = exchange;
+    const { core, caller, request, body, res } = exchange;
     if (exchange.generation === 'modern') {
       const call = modernFastCallOf(exchange.route, request.headers);
-      return call === undefined ? undefined : answerModernFastCall(core, call, res, exchange.caller);
+      return call === undefined ? undefined : answerModernFastCall(core, call, res, caller);
     }
     if (request.method !== 'POST' || exchange.fresh) return undefined;
     const call = fastCallOf(body, request.headers);
-    return call === undefined ? undefined : answerFastCall(core, exchange.session, call, res, exchange.caller);
+    return call === undefined ? undefined : answerFastCall(core, exchange.session, call, res, caller);
   },
 };
 
 export const sdkTransport: McpAnswerer = {
   name: 'sdk',
   answer(exchange) {
-    // The SDK hands its handlers the caller as the request's authInfo (server.ts reads it back).
-    const auth = authInfoOf(exchange.caller);
-    if (exchange.generation === 'modern') return exchange.stateless.answer(exchange.request, exchange.body, exchange.res, auth);
-    return exchange.session.transport.handleRequest(Object.assign(exchange.request, { auth }), exchange.res, exchange.body);
+    if (exchange.generation === 'modern') return exchange.stateless.answer(exchange.request, exchange.body, exchange.res, exchange.caller);
+    // The session's transport hands `req.auth` to the handlers as the request's `authInfo`.
+    const request: IncomingMessage & { auth?: AuthInfo } = exchange.request;
+    request.auth = authInfoOf(exchange.caller);
+    return exchange.session.transport.handleRequest(request, exchange.res, exchange.body);
   },
 };
 

@@ -78,17 +78,15 @@ export class TokenSource {
     }
   }
 
-  /** `scope` is the challenge's, which may name the scopes held beside the one missing. */
-  lacking(scope: string, method: string, where: string): string {
+  /** How a stored login gets `scope` (one or more, space-separated), asked for beside those it holds; undefined for a given token, its operator's to change. */
+  lacking(scope: string): string | undefined {
+    if (this.credential.kind !== 'stored') return undefined;
+    const { key, login } = this.credential;
+    const held = (login.scope ?? '').split(' ').filter(Boolean);
     const asked = scope.split(' ').filter(Boolean);
-    const ask = (scopes: string[]): string => [...new Set(scopes)].map((s) => `--scope ${s}`).join(' ');
-    const { key } = this.credential;
-    if (this.credential.kind !== 'stored') {
-      return `bermd at ${where} refused ${method} (403): the token lacks a scope of ${scope}; set BERM_TOKEN to a token that holds it, or run berm login --url ${key} ${ask(asked)}`;
-    }
-    const held = (this.credential.login.scope ?? '').split(' ').filter(Boolean);
     const missing = asked.filter((s) => !held.includes(s));
-    return `bermd at ${where} refused ${method} (403): the login stored for ${key} lacks ${missing.length > 0 ? missing.join(' ') : scope}; run berm login --url ${key} ${ask([...held, ...asked])} to ask for it`;
+    const ask = [...new Set([...held, ...asked])].map((s) => `--scope ${s}`).join(' ');
+    return `the login stored for ${key} lacks ${missing.length > 0 ? missing.join(' ') : scope}: run berm login --url ${key} ${ask} to ask for it`;
   }
 
   private async follow(rejected: string | undefined): Promise<void> {
