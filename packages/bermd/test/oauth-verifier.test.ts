@@ -138,6 +138,17 @@ describe('the JWT verifier', () => {
     }
   });
 
+  it('keeps a token it accepted until it expires, and verifies nothing again for it', async () => {
+    const as = await startIssuer();
+    const token = await as.tokenFor({ scopes: ['berm:read'] });
+    const verifier = new JwtVerifier({ issuer: as.issuer, resource: as.resources[0]!, jwksUri: as.jwksUri });
+    const first = await verifier.verify(token);
+    expect(first).toMatchObject({ name: 'berm-ci' });
+    await as.close();
+    // The very principal found the first time (verifying again would make another), the server gone or not.
+    expect(await verifier.verify(token)).toBe(first);
+  });
+
   it('answers auth-unavailable, not a refusal, when the key set cannot be fetched', async () => {
     const as = await startIssuer();
     const token = await as.tokenFor();

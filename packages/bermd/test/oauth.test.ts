@@ -188,7 +188,7 @@ describe('bermd with --oauth-issuer', { timeout: 60_000 }, () => {
     expect((await get(`${d.url}/harnesses`, staticToken)).status).toBe(200);
     const unknown = await get(`${d.url}/harnesses`, `berm_${randomBytes(32).toString('base64url')}`);
     expect(unknown.status).toBe(401);
-    expect(unknown.challenge).toContain('error="invalid_token"');
+    expect(unknown.challenge).toContain('error="invalid_token", error_description="the token is not one this bermd holds"');
   });
 
   it('refuses 401 invalid_token a token signed by another key, expired, for another audience, from another issuer, unsigned or HS256, and says why without a harness name', async () => {
@@ -290,6 +290,8 @@ describe('an authorization server out of reach at start', { timeout: 60_000 }, (
       expect(JSON.parse(early.body).error.message).toContain(`has not reached the authorization server ${issuer} yet`);
       expect((await get(`${d.url}/harnesses`, staticToken)).status).toBe(200);
       expect((await get(`${d.url}/harnesses`)).status).toBe(401);
+      // A token of bermd's own making is bermd's to judge: one the file does not hold is refused, 401.
+      expect((await get(`${d.url}/harnesses`, `berm_${randomBytes(32).toString('base64url')}`)).status).toBe(401);
 
       as = await startIssuer({ port });
       // A token arriving once the retry's first delay has passed sends bermd to look at once, rather than
@@ -334,11 +336,15 @@ describe('opaque tokens through introspection', { timeout: 60_000 }, () => {
     expect(as.requests('/token/introspection')).toBe(asked + 1);
   });
 
-  it('refuses a token the authorization server does not know, and never logs its own secret', async () => {
+  it('refuses a token the authorization server does not know, never asks about a static token, and never logs its own secret', async () => {
     const refused = await get(`${d.url}/harnesses`, randomBytes(32).toString('base64url'));
     expect(refused.status).toBe(401);
     expect(refused.challenge).toContain('the authorization server says the token is not active');
     expect(d.stderr()).not.toContain(as.introspector.secret);
+    // One of bermd's own static tokens is never sent to the authorization server.
+    const asked = as.requests('/token/introspection');
+    expect((await get(`${d.url}/harnesses`, `berm_${randomBytes(32).toString('base64url')}`)).status).toBe(401);
+    expect(as.requests('/token/introspection')).toBe(asked);
   });
 });
 

@@ -11,7 +11,10 @@ export interface TokenRefusal {
   refused: string;
 }
 
-/** Verifies tokens minted elsewhere (an authorization server's JWTs, introspection): a principal, a refusal, or not one of its tokens. */
+/**
+ * Verifies tokens minted elsewhere (an authorization server's JWTs, introspection): a principal, or a
+ * refusal. When it cannot tell (the authorization server is out of reach), it throws `auth-unavailable`.
+ */
 export interface TokenVerifier {
   verify(token: string): Promise<Principal | TokenRefusal>;
 }

@@ -21,7 +21,8 @@ export {
 export { oauthUrlRefusal } from './oauth-url.js';
 export { DISCOVERY_TIMEOUT_MS, metadataUrls, discover, type AuthorizationServerMetadata } from './discovery.js';
 export { CLOCK_SKEW_SECONDS, JWT_ALGORITHMS, JwtVerifier, looksLikeJwt, type JwtVerifierOptions } from './jwt-verifier.js';
-export { Introspection, INTROSPECTION_CACHE_SIZE, type IntrospectionClient, type IntrospectionOptions } from './introspection.js';
+export { Introspection, type IntrospectionClient, type IntrospectionOptions } from './introspection.js';
+export { TOKEN_CACHE_SIZE, TokenCache } from './token-cache.js';
 export { principalOfClaims } from './claims.js';
 export { DISCOVERY_RETRY, ResourceServer, type ResourceServerOptions } from './resource-server.js';
 export {

@@ -2,20 +2,17 @@
  * Opaque access tokens, known only to the authorization server that issued them: bermd asks its
  * introspection endpoint (RFC 7662), authenticating as its own client (`--oauth-introspection-client`,
  * HTTP Basic as RFC 6749 §2.3.1 spells it). An active token is held to the same rules as a JWT: its issuer,
- * if named, is the one given, and its audience must include this bermd's resource (RFC 8707). An answer is
- * kept until the token expires, in a bounded cache keyed by the token's hash, so a client sending the same
- * token on every request costs one question.
+ * if named, is the one given, and its audience must include this bermd's resource (RFC 8707). An accepted
+ * token is kept until it expires (token-cache.ts), so a client sending the same token on every request
+ * costs one question; a token without `exp` is asked about every time.
  */
-import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { BermdError } from '../errors.js';
 import type { TokenRefusal } from './authentication.js';
 import { principalOfClaims } from './claims.js';
 import { CLOCK_SKEW_SECONDS } from './jwt-verifier.js';
 import type { Principal } from './principal.js';
+import { TokenCache } from './token-cache.js';
 
-/** How many introspected tokens are kept at once; past it the least recently used goes. */
-export const INTROSPECTION_CACHE_SIZE = 10_000;
 /** How long one introspection request may take. */
 export const INTROSPECTION_TIMEOUT_MS = 10_000;
 
@@ -37,7 +34,7 @@ function audienceIncludes(aud: unknown, resource: string): boolean {
 }
 
 export class Introspection {
-  private readonly cache = new LRUCache<string, Principal>({ max: INTROSPECTION_CACHE_SIZE });
+  private readonly accepted = new TokenCache();
   private readonly authorization: string;
 
   constructor(private readonly options: IntrospectionOptions) {
@@ -47,8 +44,7 @@ export class Introspection {
 
   /** The principal `token` names; a refusal in words; throws `auth-unavailable` when the endpoint does not answer. */
   async verify(token: string): Promise<Principal | TokenRefusal> {
-    const key = createHash('sha256').update(token, 'utf8').digest('base64url');
-    const held = this.cache.get(key);
+    const held = this.accepted.get(token);
     if (held !== undefined) return held;
     const claims = await this.ask(token);
     if (claims.active !== true) return { refused: 'the authorization server says the token is not active (revoked, expired or unknown)' };
@@ -60,11 +56,7 @@ export class Introspection {
     if (typeof claims.exp === 'number' && claims.exp + CLOCK_SKEW_SECONDS <= now) return { refused: 'the token has expired' };
     if (typeof claims.nbf === 'number' && claims.nbf - CLOCK_SKEW_SECONDS > now) return { refused: 'the token is not valid yet (nbf)' };
     const principal = principalOfClaims(claims);
-    // Kept until it expires; a token without an expiry is asked about every time.
-    if (!('refused' in principal) && typeof claims.exp === 'number') {
-      const ttl = Math.floor((claims.exp - now) * 1000);
-      if (ttl > 0) this.cache.set(key, principal, { ttl });
-    }
+    if (!('refused' in principal)) this.accepted.set(token, principal, claims.exp);
     return principal;
   }
 

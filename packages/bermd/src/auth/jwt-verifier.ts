@@ -3,13 +3,16 @@
  * set (`jwks_uri`): the signature by an asymmetric algorithm, the issuer, the lifetime and, first of all,
  * the audience, which must include this bermd's resource (RFC 8707): a token minted for another resource
  * is refused, never passed on. The key set is fetched when first needed, kept, and fetched again when a
- * token names a key it lacks (a rotation), at most once per cooldown.
+ * token names a key it lacks (a rotation), at most once per cooldown. A token accepted is kept until it
+ * expires (token-cache.ts): verifying its signature again on every request would cost more than all the
+ * rest of a call's authentication.
  */
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { BermdError } from '../errors.js';
 import type { TokenRefusal } from './authentication.js';
 import { principalOfClaims } from './claims.js';
 import type { Principal } from './principal.js';
+import { TokenCache } from './token-cache.js';
 
 /**
  * How far apart bermd's clock and the authorization server's may be before `exp` and `nbf` are held
@@ -43,6 +46,7 @@ export function looksLikeJwt(token: string): boolean {
 
 export class JwtVerifier {
   private readonly keys: JWTVerifyGetKey;
+  private readonly accepted = new TokenCache();
 
   constructor(private readonly options: JwtVerifierOptions) {
     this.keys = createRemoteJWKSet(new URL(options.jwksUri), { cooldownDuration: options.cooldownMs });
@@ -50,6 +54,8 @@ export class JwtVerifier {
 
   /** The principal `token` names; a refusal in words for the log and the 401; throws `auth-unavailable` when the keys cannot be fetched. */
   async verify(token: string): Promise<Principal | TokenRefusal> {
+    const held = this.accepted.get(token);
+    if (held !== undefined) return held;
     let claims: Record<string, unknown>;
     let typ: string | undefined;
     try {
@@ -69,7 +75,9 @@ export class JwtVerifier {
       return { refused: 'the JWT is not an access token (its typ says otherwise)' };
     // A token bound to a key the client must prove it holds (DPoP, mutual TLS) is not a bearer token.
     if (claims.cnf !== undefined) return { refused: 'the token is bound to a key (cnf), and bermd accepts bearer tokens only' };
-    return principalOfClaims(claims);
+    const principal = principalOfClaims(claims);
+    if (!('refused' in principal)) this.accepted.set(token, principal, claims.exp);
+    return principal;
   }
 
   private refusalOf(e: unknown): TokenRefusal {

@@ -21,6 +21,9 @@ import type { Principal } from './principal.js';
 /** The delays between discovery attempts: a second, doubling to half a minute. */
 export const DISCOVERY_RETRY = { firstMs: 1000, maxMs: 30_000 } as const;
 
+/** What begins every token `bermd token new` makes (access-file.ts). */
+const STATIC_TOKEN_PREFIX = 'berm_';
+
 export interface ResourceServerOptions {
   /** `--oauth-issuer`, exactly as the authorization server names itself. */
   issuer: string;
@@ -67,6 +70,9 @@ export class ResourceServer implements TokenVerifier {
   }
 
   async verify(token: string): Promise<Principal | TokenRefusal> {
+    // bermd's own static tokens (`newToken`) are never sent to the authorization server, not even one
+    // the access file no longer holds.
+    if (token.startsWith(STATIC_TOKEN_PREFIX)) return { refused: 'the token is not one this bermd holds' };
     const ready = this.ready;
     if (ready === undefined) {
       if (this.attempt === undefined && Date.now() - this.lastTry >= DISCOVERY_RETRY.firstMs) void this.tryDiscover();
