@@ -4,6 +4,7 @@
  * decides what a refusal advises.
  */
 import { loginKey } from './key.js';
+import { askForScope } from './refusal.js';
 import { LoginStore, type StoredLogin } from './store.js';
 import { expiring, freshLogin } from './tokens.js';
 
@@ -78,15 +79,10 @@ export class TokenSource {
     }
   }
 
-  /** How a stored login gets `scope` (one or more, space-separated), asked for beside those it holds; undefined for a given token, its operator's to change. */
+  /** How a stored login gets `scope`; undefined for a given token, its operator's to change. */
   lacking(scope: string): string | undefined {
     if (this.credential.kind !== 'stored') return undefined;
-    const { key, login } = this.credential;
-    const held = (login.scope ?? '').split(' ').filter(Boolean);
-    const asked = scope.split(' ').filter(Boolean);
-    const missing = asked.filter((s) => !held.includes(s));
-    const ask = [...new Set([...held, ...asked])].map((s) => `--scope ${s}`).join(' ');
-    return `the login stored for ${key} lacks ${missing.length > 0 ? missing.join(' ') : scope}: run berm login --url ${key} ${ask} to ask for it`;
+    return askForScope(this.credential.key, this.credential.login.scope, scope);
   }
 
   private async follow(rejected: string | undefined): Promise<void> {

@@ -52,10 +52,22 @@ function unauthorized(said: string, credential: Credential): string {
   }
 }
 
-/** A stored login's 403: bermd's words, and the login that asks for the scope beside those held (a refresh cannot widen a grant). */
+/** A stored login's 403: bermd's words, and how to ask for the scope. */
 function insufficient(e: Refusal, key: string, held: string | undefined): string {
   const scope = typeof e.body?.scope === 'string' ? e.body.scope : undefined;
   if (scope === undefined) return `${e.message} (bermd at ${key}): run berm login --url ${key} with the --scope it needs`;
-  const ask = [...new Set([...(held ?? '').split(' ').filter(Boolean), scope])].map((s) => `--scope ${s}`).join(' ');
-  return `${e.message} (bermd at ${key}): the login stored for it lacks ${scope}; run berm login --url ${key} ${ask} to ask for it`;
+  return `${e.message} (bermd at ${key}): ${askForScope(key, held, scope)}`;
+}
+
+/**
+ * How the login stored for `key`, holding `held`, gets `scope` (one or more, space-separated): asked for
+ * beside those it holds, since a refresh cannot widen a grant and a login asking for the one scope alone
+ * would lose the others.
+ */
+export function askForScope(key: string, held: string | undefined, scope: string): string {
+  const holds = (held ?? '').split(' ').filter(Boolean);
+  const asked = scope.split(' ').filter(Boolean);
+  const missing = asked.filter((s) => !holds.includes(s));
+  const ask = [...new Set([...holds, ...asked])].map((s) => `--scope ${s}`).join(' ');
+  return `the login stored for it lacks ${missing.length > 0 ? missing.join(' ') : scope}; run berm login --url ${key} ${ask} to ask for it`;
 }
