@@ -5,9 +5,17 @@
 // so that the fast path leaves it to the SDK: as a batch of one on a session, with a `_meta` key the
 // fast path does not read in 2026-07-28), which is what decides whether the fast path stays.
 // And on a second bermd started with --mcp-fast-path false, where every request goes through the SDK.
-// Also: what instantiating a guest costs per call, and what one level of berm.call adds.
+// Also: what instantiating a guest costs per call, what one level of berm.call adds, and what knowing who
+// calls costs: the same calls to a bermd without auth, with a static token (--access) and verifying a JWT
+// access token on every request (--oauth-issuer, against a stand-in authorization server in this process).
 // Build first: npm run build. Run: node bench/mcp.js
 // BENCH_ARGS adds bermd flags to every daemon it starts (e.g. "--max-concurrency 2").
+import { createHash, randomBytes } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { CHAIN_WAT, ECHO_WAT, image, wat2wasm } from './lib/guests.js';
 import { closeAgent, put, session, startBermd, startServer } from './lib/daemon.js';
 import { MODERN, measure, ROUNDS, repeat, repeatEach, stateless } from './lib/mcp.js';
@@ -136,6 +144,71 @@ for (const depth of [0, 2, 4]) {
 rows.push(...levels);
 const perLevelMs = (levels.at(-1).p50 - levels[0].p50) / levels.at(-1).depth;
 
+// 4. Who is calling: 2026-07-28 tools/call on the fast path, CONCURRENCY in flight, to three bermds alike
+// but for auth. The static token is hashed and compared. A JWT is verified (signature, issuer, audience,
+// lifetime) with the authorization server's key, fetched once and held, then kept until it expires: sent
+// again (as clients do) it costs a lookup, and a new token on every call is verified on every request.
+const RESOURCE = 'https://berm.bench.test/mcp';
+const { privateKey, publicKey } = await generateKeyPair('RS256');
+const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256', use: 'sig' };
+const authServer = createServer((req, res) => {
+  const origin = `http://127.0.0.1:${authServer.address().port}`;
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(req.url === '/jwks' ? { keys: [jwk] } : { issuer: origin, jwks_uri: `${origin}/jwks` }));
+});
+await new Promise((resolve) => authServer.listen(0, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${authServer.address().port}`;
+const signJwt = (n) =>
+  new SignJWT({ scope: 'berm:call berm:deploy', client_id: 'bench', n })
+    .setProtectedHeader({ alg: 'RS256', kid: 'bench', typ: 'at+jwt' })
+    .setIssuer(issuer)
+    .setAudience(RESOURCE)
+    .setSubject('bench')
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(privateKey);
+const jwt = await signJwt(0);
+// One token per call of the warm-up and every round, each sent once: none is found among those kept.
+const fresh = await Promise.all(Array.from({ length: 500 + CALLS * ROUNDS }, (_, n) => signJwt(n + 1)));
+let nextFresh = 0;
+const staticToken = `berm_${randomBytes(32).toString('base64url')}`;
+const accessFile = join(tmpdir(), `berm-bench-access-${process.pid}.json`);
+const digest = createHash('sha256').update(staticToken).digest('hex');
+await writeFile(accessFile, JSON.stringify([{ name: 'bench', token_sha256: digest, scopes: ['berm:call', 'berm:deploy'] }]));
+const auths = {
+  none: { label: 'no auth', args: [], headers: {} },
+  static: { label: 'static token (--access)', args: ['--access', accessFile], headers: { authorization: `Bearer ${staticToken}` } },
+  jwt: {
+    label: 'JWT, the same on every call (--oauth-issuer)',
+    args: ['--oauth-issuer', issuer, '--resource', RESOURCE],
+    headers: { authorization: `Bearer ${jwt}` },
+  },
+  fresh: {
+    label: 'JWT, a new one on every call (verified each time)',
+    args: ['--oauth-issuer', issuer, '--resource', RESOURCE],
+    headers: { authorization: `Bearer ${jwt}` },
+    perCall: () => ({ authorization: `Bearer ${fresh[nextFresh++]}` }),
+  },
+};
+for (const auth of Object.values(auths)) {
+  auth.bermd = await startBermd([...EXTRA, ...auth.args]);
+  await put(`${auth.bermd.url}/harnesses/echo`, echoImage, auth.headers);
+  auth.callers = await Promise.all(
+    Array.from({ length: callers }, () => stateless(`${auth.bermd.url}/mcp`, false, auth.perCall ?? auth.headers)),
+  );
+  await measure('warm-up', 500, CONCURRENCY, auth.callers, echo);
+}
+const byAuth = await repeatEach(
+  Object.entries(auths).map(([key, auth]) => [
+    key,
+    () => measure(`${MODERN}: bermd /mcp, ${auth.label}, ${CONCURRENCY} in flight`, CALLS, CONCURRENCY, auth.callers, echo, auth.bermd.pid),
+  ]),
+);
+for (const auth of Object.values(auths)) await auth.bermd.stop();
+authServer.close();
+await rm(accessFile, { force: true });
+rows.push(...Object.keys(auths).map((key) => byAuth[key]));
+
 const ms = (v) => `${v.toFixed(3)} ms`.padStart(10);
 console.log(
   `node ${process.version}, best of ${ROUNDS} rounds, ${CALLS} calls, raw JSON-RPC POSTs on keep-alive sockets, bermd at --log-level warn\n`,
@@ -174,6 +247,20 @@ for (const g of sideBySide) {
 }
 console.log(
   `bermd p50, 1 in flight:                  ${sideBySide.map((g) => `${g.fast.serial.p50.toFixed(3)} ms`).join(' / ')} (target < 2 ms)`,
+);
+console.log('');
+console.log(
+  `${`${MODERN}, ${CONCURRENCY} in flight, vs no auth`.padEnd(44)} ${'calls/s'.padStart(9)} ${'ratio'.padStart(7)} ${'p50'.padStart(10)} ${'p99'.padStart(10)}  server CPU per call`,
+);
+for (const [key, auth] of Object.entries(auths)) {
+  const m = byAuth[key];
+  const cpu = m.cpu && m.cpu.all > 0 ? `${m.cpu.all.toFixed(0)} µs (main thread ${m.cpu.main.toFixed(0)} µs)` : '';
+  console.log(
+    `${auth.label.padEnd(44)} ${m.perSecond.toFixed(0).padStart(9)} ${ratio(m, byAuth.none).padStart(7)} ${ms(m.p50)} ${ms(m.p99)}  ${cpu}`,
+  );
+}
+console.log(
+  `JWT / static token throughput:           ${ratio(byAuth.jwt, byAuth.static)} (target >= 0.90; a new JWT on every call: ${ratio(byAuth.fresh, byAuth.static)})`,
 );
 console.log(`instantiate + call:                      ${instantiation.perCallUs.toFixed(1)} µs per call`);
 console.log(`one berm.call level (p50 slope):         ${(perLevelMs * 1000).toFixed(0)} µs`);

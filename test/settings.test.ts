@@ -57,6 +57,7 @@ beforeAll(async () => {
     'oauth-issuer': 'https://id.example.test',
     resource: 'https://berm.example.test/mcp',
     'oauth-introspection-client': introspectionClient,
+    'oauth-page-client': 'berm-page',
   };
 });
 

@@ -48,9 +48,9 @@ export function del(url, headers = {}) {
   });
 }
 
-export function put(url, bytes) {
+export function put(url, bytes, headers = {}) {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', agent, headers: { 'content-type': 'application/wasm' } }, (res) => {
+    const req = request(url, { method: 'PUT', agent, headers: { 'content-type': 'application/wasm', ...headers } }, (res) => {
       res.resume();
       res.on('end', () => (res.statusCode < 300 ? resolve() : reject(new Error(`deploy answered ${res.statusCode}`))));
     });

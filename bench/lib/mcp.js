@@ -15,14 +15,19 @@ export const ENVELOPE = {
 /**
  * A 2026-07-28 caller: every call stands alone, with its version and capabilities in `_meta` and the
  * standard headers. With `sdk`, `_meta` carries a key bermd's fast path does not read, so the SDK's
- * stateless handler answers.
+ * stateless handler answers. `extra` headers go with every call (an `Authorization`); a function gives each call's own.
  */
-export async function stateless(url, sdk = false) {
+export async function stateless(url, sdk = false, extra = {}) {
   const meta = sdk ? { ...ENVELOPE, 'example.com/bench': true } : ENVELOPE;
   let next = 1;
   return async (name, args) => {
     const call = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: { name, arguments: args, _meta: meta } };
-    const headers = { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name };
+    const headers = {
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+      ...(typeof extra === 'function' ? extra() : extra),
+    };
     return check(name, message(await post(url, JSON.stringify(call), headers)));
   };
 }

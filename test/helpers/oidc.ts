@@ -8,7 +8,8 @@
  *   `tokenFor` obtains a token from the token endpoint over HTTP;
  * - a public client for the authorization code flow with PKCE, redirecting to loopback (`publicClient`);
  *   `userToken` runs that flow over HTTP for a user of the account store (`users`), its logins and consent
- *   answered by the helper itself;
+ *   answered by the helper itself; more public clients with redirect URIs of their own (`publicClients`),
+ *   and a login form asking for the user's name (`loginForm`), for a browser driven through the flow;
  * - a resource-server client that may ask the introspection endpoint about tokens (`introspector`), for
  *   opaque tokens (`accessTokenFormat: 'opaque'`);
  * - its signing key, and a stranger key it does not publish (`sign` makes a JWT with either, for the
@@ -52,6 +53,16 @@ export interface IssuerOptions {
   accessTokenTtl?: number;
   /** The loopback port to listen on (one chosen before, for a server started after bermd); a free one by default. */
   port?: number;
+  /**
+   * More public clients of the authorization code flow with PKCE, by id, each with its redirect URIs: a
+   * web page's (bermd's page at `http://127.0.0.1:PORT/`), whose origin may then call the token endpoint.
+   */
+  publicClients?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Signing in asks for the user's name in an HTML form, as a person would meet it in a browser; by
+   * default the user is the request's `login_hint`, for flows driven over HTTP (`userToken`).
+   */
+  loginForm?: boolean;
   /**
    * Whether clients may register themselves (RFC 7591, open registration at `{issuer}/reg`), as a command
    * line client does. A client registered so with `refresh_token` among its grant types and granted
@@ -179,6 +190,13 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
         response_types: ['code'],
         redirect_uris: [publicClient.redirectUri],
       },
+      ...Object.entries(options.publicClients ?? {}).map(([id, redirects]) => ({
+        client_id: id,
+        token_endpoint_auth_method: 'none' as const,
+        grant_types: ['authorization_code'],
+        response_types: ['code' as const],
+        redirect_uris: [...redirects],
+      })),
       {
         client_id: introspector.id,
         client_secret: introspector.secret,
@@ -241,7 +259,8 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
     const details = await provider.interactionDetails(req, res);
     const { prompt, params, session } = details;
     if (prompt.name === 'login') {
-      const user = String(params.login_hint ?? '');
+      if (options.loginForm === true && req.method !== 'POST') return loginPage(res, details.uid);
+      const user = options.loginForm === true ? await formUser(req) : String(params.login_hint ?? '');
       if (!users.has(user)) {
         await provider.interactionFinished(req, res, { error: 'access_denied', error_description: `no user ${user}` });
         return;
@@ -258,6 +277,23 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
     if (missingOidc !== undefined) grant.addOIDCScope(missingOidc.join(' '));
     const grantId = await grant.save();
     await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  /** The login form: a user name, posted back to the interaction. */
+  function loginPage(res: ServerResponse, uid: string): void {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(
+      `<!doctype html><title>Sign in</title><h1>Sign in to the test issuer</h1>` +
+        `<form method="post" action="${path}/interaction/${encodeURIComponent(uid)}">` +
+        `<label>User <input name="user" autocomplete="username"></label> <button type="submit">Sign in</button></form>`,
+    );
+  }
+
+  /** The user a login form posted. */
+  async function formUser(req: IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('user') ?? '';
   }
 
   /**

@@ -270,7 +270,12 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     keepAliveMs: config.keepAliveMs,
   });
   void app.register(mcp.plugin);
-  void app.register(uiPlugin);
+  void app.register(uiPlugin, {
+    signIn:
+      config.oauthIssuer === undefined || config.oauthPageClient === undefined
+        ? undefined
+        : { issuer: config.oauthIssuer, clientId: config.oauthPageClient },
+  });
   if (resourceServer !== undefined)
     void app.register(protectedResourcePlugin, { resource: resourceServer.resource, issuer: resourceServer.issuer });
 

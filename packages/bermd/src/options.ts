@@ -243,7 +243,7 @@ async function readAccess(file: string | undefined): Promise<AccessEntry[] | und
 
 /**
  * `--oauth-issuer`, `--resource` and `--oauth-introspection-client`, which go together: the issuer and the
- * resource each need the other, and introspection needs both. Answers the introspection client's
+ * resource each need the other, and introspection and the page's client need both. Answers the introspection client's
  * credentials, read from its file.
  */
 async function readOAuth(plain: Record<string, unknown>): Promise<IntrospectionClient | undefined> {
@@ -251,6 +251,10 @@ async function readOAuth(plain: Record<string, unknown>): Promise<IntrospectionC
   const resource = plain.resource as string | undefined;
   const clientFile = plain.oauthIntrospectionClientFile as string | undefined;
   if (issuer === undefined) {
+    if (plain.oauthPageClient !== undefined)
+      throw new OptionsError(
+        `--oauth-page-client ${plain.oauthPageClient as string}: the page signs in through an authorization server; give --oauth-issuer URL and --resource URL too`,
+      );
     if (resource !== undefined)
       throw new OptionsError(`--resource ${resource}: names this bermd to an authorization server; give --oauth-issuer URL too`);
     if (clientFile !== undefined)

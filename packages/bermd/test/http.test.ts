@@ -63,6 +63,8 @@ describe('bermd control API', () => {
         tools: ['echo'],
         events: [],
         deployed_at: expect.any(String),
+        // Without a token every request is made by anonymous.
+        deployed_by: 'anonymous',
         last_used_at: null,
         limits: { ...DEFAULT_LIMITS },
         grants: { syscalls: {}, secrets: [] },

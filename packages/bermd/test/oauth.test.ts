@@ -137,7 +137,7 @@ describe('bermd with --oauth-issuer', { timeout: 60_000 }, () => {
     const put = await fetch(`${d.url}/harnesses/more`, { method: 'PUT', body: (await basicImage()).bytes, headers: bearer(reader) });
     expect(put.status).toBe(403);
     expect(put.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${METADATA_URL}", error="insufficient_scope", scope="berm:deploy"`,
+      `Bearer resource_metadata="${METADATA_URL}", error="insufficient_scope", scope="berm:read berm:deploy"`,
     );
     // Named as the client it is: the token came by client credentials.
     expect(await put.json()).toEqual({
@@ -145,7 +145,7 @@ describe('bermd with --oauth-issuer', { timeout: 60_000 }, () => {
     });
     const mcp = await initialize(d.url, reader);
     expect(mcp.status).toBe(403);
-    expect(mcp.challenge).toContain('scope="berm:call"');
+    expect(mcp.challenge).toContain('error="insufficient_scope", scope="berm:read berm:call"');
 
     const caller = await as.tokenFor({ client: 'caller', scopes: ['berm:call'] });
     const refused = await get(`${d.url}/harnesses`, caller);

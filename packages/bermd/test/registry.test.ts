@@ -47,6 +47,8 @@ describe('Registry', () => {
         tools: ['echo', 'size'],
         events: [],
         deployed_at: '2026-01-01T00:00:01.000Z',
+        // A deploy that names no principal (this one, made in code) records none.
+        deployed_by: null,
         last_used_at: null,
         // No bindings: the daemon's limits (the runtime's defaults here), and everything declared (nothing) granted.
         limits: { ...DEFAULT_LIMITS },

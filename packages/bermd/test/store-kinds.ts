@@ -28,6 +28,11 @@ export interface StoreSite {
   writeRawBindings(name: string, bindings: Record<string, unknown>): Promise<void>;
   /** Makes the metadata (or row) beside the image name another image, `digest`, with the bindings it holds recorded for that image. */
   recordOtherImage(name: string, digest: string): Promise<void>;
+  /**
+   * Makes what is stored as a bermd that recorded no deployer left it: `name`'s metadata without
+   * `deployed_by`; the PostgreSQL schema back at version 1, without its columns (nothing may have it open).
+   */
+  forgetDeployers(name: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -63,6 +68,11 @@ function directorySite(stateDir: string): StoreSite {
       const own = meta.bindings?.[meta.digest];
       await writeFile(file, JSON.stringify({ ...meta, digest, bindings: own === undefined ? {} : { [digest]: own } }));
     },
+    forgetDeployers: async (name) => {
+      const file = path.join(dir, `${name}.json`);
+      const { deployed_by: _, ...meta } = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      await writeFile(file, JSON.stringify(meta));
+    },
     dispose: () => removeDir(stateDir),
   };
 }
@@ -85,6 +95,10 @@ function postgresSite(url: string): StoreSite {
     },
     // A row's bindings are those of the image it names.
     recordOtherImage: async (name, digest) => void (await sql(url, 'UPDATE berm_harness SET digest = $2 WHERE name = $1', [name, digest])),
+    forgetDeployers: async () => {
+      await sql(url, 'ALTER TABLE berm_harness DROP COLUMN deployed_by, DROP COLUMN deployed_by_revision');
+      await sql(url, 'UPDATE berm_schema SET version = 1');
+    },
     dispose: () => dropDatabase(url),
   };
 }

@@ -79,5 +79,25 @@ export function describeFailure(thrown: unknown, helpCommand: string): Failure {
     message: err.message,
   };
   if (status !== undefined && json.status === undefined) json.status = status;
-  return { code, line: err.message, json, exit: exitCodeFor(code, status) };
+  // A CliError restating the 403 (a stored login's, login/refusal.ts) already says what to do.
+  const hinted = code === 'insufficient-scope' && !(err instanceof CliError);
+  const line = hinted ? withScopeHint(err.message, json.scope, (err as { url?: unknown }).url) : err.message;
+  return { code, line, json, exit: exitCodeFor(code, status) };
+}
+
+/**
+ * bermd's 403 names the principal and the scope it lacks; the line adds which bermd said so and how to
+ * get past it, since the token, not the command, is what must change.
+ */
+function withScopeHint(message: string, scope: unknown, url: unknown): string {
+  let where = '';
+  if (typeof url === 'string') {
+    try {
+      where = ` (bermd at ${new URL(url).origin})`;
+    } catch {
+      // not a URL: the line goes without it
+    }
+  }
+  const needed = typeof scope === 'string' ? scope : 'that scope';
+  return `${message}${where}: use a token whose principal holds ${needed} (BERM_TOKEN); bermd's operator gives the scopes`;
 }

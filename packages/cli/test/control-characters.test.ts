@@ -201,6 +201,7 @@ describe('from a daemon whose answers hold control characters', { timeout: 60_00
     tools: [`echo${ESC}[2J`],
     events: [],
     deployed_at: `2026-01-01T00:00:00Z${ESC}]0;t${BEL}`,
+    deployed_by: `alice${ESC}[2J`,
     last_used_at: `never${CSI}31m`,
     limits: { timeout: 10_000, max_memory: 64 * 1024 * 1024, max_result_size: 1024 * 1024 },
     grants: { syscalls: { [`berm.http.fetch${ESC}[1m`]: [`api.example.com${BEL}`] }, secrets: [`s${CSI}0m`] },
@@ -254,6 +255,7 @@ describe('from a daemon whose answers hold control characters', { timeout: 60_00
     const table = await inert(['ls'], { bin: 'berm', env });
     expect(table.stdout).toContain('1.0\u241b[31mRED\u241b]0;pwned\u2407');
     expect(table.stdout).toContain('echo\u241b[2J');
+    expect(table.stdout).toContain('alice\u241b[2J');
     const json = await inert(['ls', '--json'], { bin: 'berm', env });
     expect(JSON.parse(json.stdout)).toEqual([summary]);
   });

@@ -138,7 +138,7 @@ describe('berm ls and berm undeploy', { timeout: 90_000 }, () => {
     let r = await runCli(['ls'], { bin: 'berm', env: env() });
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+TOOLS\s+DIGEST\s+DEPLOYED\s+LAST USED\s+LIMITS\s+GRANTS$/);
+    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+TOOLS\s+DIGEST\s+DEPLOYED\s+DEPLOYED BY\s+LAST USED\s+LIMITS\s+GRANTS$/);
     const rows = lines.slice(1).map((l) => l.split(/ {3,}/));
     expect(rows.map((row) => row.slice(0, 3))).toEqual([
       ['caller', '2.0.0', 'echo'],
@@ -146,14 +146,19 @@ describe('berm ls and berm undeploy', { timeout: 90_000 }, () => {
     ]);
     for (const row of rows) {
       expect(row[3]).toMatch(/^[0-9a-f]{12}$/);
-      expect(row[5]).toBe('never');
+      // This bermd asks for no token: every deploy is anonymous's.
+      expect(row[5]).toBe('anonymous');
+      expect(row[6]).toBe('never');
       // The daemon's limits (time/memory/result/calls at once), and nothing declared, so nothing granted.
-      expect(row.slice(6)).toEqual(['10s/64M/1M/2', '-']);
+      expect(row.slice(7)).toEqual(['10s/64M/1M/2', '-']);
     }
 
     r = await runCli(['ls', '--json'], { bin: 'berm', env: env() });
-    const list = JSON.parse(r.stdout) as { name: string; digest: string; last_used_at: null }[];
-    expect(list.map((h) => h.name)).toEqual(['caller', 'echo']);
+    const list = JSON.parse(r.stdout) as { name: string; digest: string; deployed_by: string; last_used_at: null }[];
+    expect(list.map((h) => [h.name, h.deployed_by])).toEqual([
+      ['caller', 'anonymous'],
+      ['echo', 'anonymous'],
+    ]);
     expect(rows[1]![3]).toBe(list[1]!.digest.slice('sha256:'.length, 'sha256:'.length + 12));
   });
 

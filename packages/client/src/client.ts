@@ -7,6 +7,7 @@ import {
   type DeployResult,
   type HarnessDetail,
   type HarnessSummary,
+  type WhoAmI,
 } from '@berm/protocol';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BermClientError, DaemonUnreachableError, errorCode, isUnreachable } from './errors.js';
@@ -78,6 +79,12 @@ export class BermClient {
   async image(name: string): Promise<Uint8Array> {
     const { body } = await this.send('GET', `${this.harnessPath(name)}/image`, [200]);
     return new Uint8Array(await body.arrayBuffer());
+  }
+
+  /** Who the token names to this bermd (`anonymous` where it asks for none), and the scopes it holds. */
+  async whoami(): Promise<WhoAmI> {
+    const { body } = await this.send('GET', '/whoami', [200]);
+    return this.json<WhoAmI>(body, '/whoami');
   }
 
   async undeploy(name: string): Promise<void> {

@@ -22,4 +22,5 @@ export type {
   ErrorBody,
   BreaksCallersError,
   HarnessChange,
+  WhoAmI,
 } from './types.js';

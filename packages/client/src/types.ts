@@ -14,4 +14,5 @@ export type {
   ErrorBody,
   BreaksCallersError,
   HarnessChange,
+  WhoAmI,
 } from '@berm/protocol';

@@ -46,6 +46,11 @@ export interface HarnessSummary {
   events: string[];
   /** ISO 8601. */
   deployed_at: string;
+  /**
+   * The name of the principal whose deploy this is (`anonymous` where bermd asks for no token); null when
+   * unknown: deployed before bermd recorded it, or its stored record was derived again from the image.
+   */
+  deployed_by: string | null;
   /** ISO 8601; null until a tool of the harness has run. */
   last_used_at: string | null;
   /** The limits its calls run under: its bindings' where set, the daemon's elsewhere. */
@@ -109,6 +114,12 @@ export interface BreaksCallersError {
   breaks: GatedBreak[];
   /** The other breaks, which alone would only have been reported. */
   reported: GatedBreak[];
+}
+
+/** `GET /whoami`: the principal the request's token names, and the scopes it holds (`SCOPES`' order, then `berm:call:NAME` sorted). */
+export interface WhoAmI {
+  name: string;
+  scopes: string[];
 }
 
 /**

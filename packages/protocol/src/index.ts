@@ -15,6 +15,7 @@ export type {
   DeployResult,
   BreaksCallersError,
   HarnessChange,
+  WhoAmI,
 } from './api.js';
 export { HARNESS_NAME, isHarnessName, badHarnessNameMessage } from './names.js';
 export {

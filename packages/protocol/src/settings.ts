@@ -158,6 +158,13 @@ export const SETTINGS = [
     help: "file holding CLIENT_ID:CLIENT_SECRET, bermd's own client at the authorization server: opaque tokens are asked about with it (RFC 7662)",
   },
   {
+    flag: 'oauth-page-client',
+    code: 'oauthPageClient',
+    kind: 'string',
+    value: 'ID',
+    help: "the public client of --oauth-issuer's server that the page at / signs in as (PKCE, no secret; its redirect URI is the page's URL)",
+  },
+  {
     flag: 'allowed-host',
     code: 'allowedHosts',
     kind: 'list',

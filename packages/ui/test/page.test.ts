@@ -46,7 +46,7 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
       const cells = await row.locator('th, td').allInnerTexts();
       expect(cells.slice(0, 3)).toEqual(['weather', '1.4.0', 'forecast, outlook']);
       expect(cells[3]).toMatch(/^[0-9a-f]{12}$/);
-      expect(cells.slice(5)).toEqual(['never', '10s/64M/1M/2', '-']);
+      expect(cells.slice(5)).toEqual(['anonymous', 'never', '10s/64M/1M/2', '-']);
 
       expect((await crab('deploy', 'second', files.weather!)).code).toBe(0);
       await w.page.locator('tr[data-harness="second"]').waitFor();
@@ -89,6 +89,8 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
       const deps = w.page.locator('section[aria-labelledby="deps-heading"]');
       expect(await deps.locator('li').innerText()).toBe('geocoder not deployed');
       expect(await w.page.locator('.markdown h1').innerText()).toBe('weather');
+      // Deployed through a bermd that asks for no token: by anonymous.
+      expect(await w.page.locator('dd.deployed-by').innerText()).toBe('anonymous');
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();

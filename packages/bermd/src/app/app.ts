@@ -138,7 +138,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
     const { principal } = found;
     request.principal = principal;
-    if (auth.required) request.log = request.log.child({ principal: principal.name });
+    if (auth.required) {
+      // Every later line of the request names who made it. Fastify gave the reply its own reference to
+      // the request's first logger, and writes "request completed" through it: both are rebound.
+      request.log = request.log.child({ principal: principal.name });
+      reply.log = request.log;
+    }
     const missing = request.routeOptions.config.access?.(principal, request);
     if (missing !== undefined) throw refuseScope(request, reply, missing);
   });

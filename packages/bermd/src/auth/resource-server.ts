@@ -59,11 +59,6 @@ export class ResourceServer implements TokenVerifier {
     return this.options.resource;
   }
 
-  /** Whether the metadata has been found: tokens are verified, not answered 503. */
-  get discovered(): boolean {
-    return this.ready !== undefined;
-  }
-
   /** The first discovery attempt: resolves once it has succeeded or failed (and a retry is set). */
   start(): Promise<void> {
     return this.tryDiscover();

@@ -5,11 +5,12 @@
  * what every request passes first (the token) is the app's (app/).
  */
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery } from '@berm/protocol';
+import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery, type WhoAmI } from '@berm/protocol';
 import { apiErrorOf, drainRejectedBody, needs, refuseScope, replyWithError } from '../app/index.js';
 import { readDeployQuery, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 import { addChangeStream } from './events.js';
+import { whoAmI } from './whoami.js';
 import { DEPLOY_SCHEMA, HARNESS_SCHEMA, queryError, validatorCompiler } from './schemas.js';
 
 export interface ControlOptions {
@@ -67,7 +68,8 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
       // Limits and grants travel as query parameters beside force and dry-run, so a deploy stays one request whose body is the image.
       const { force, dryRun, bindings } = readDeployQuery(request.query);
       if (force && !request.principal.has(SCOPE.force)) throw refuseScope(request, reply, SCOPE.force);
-      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, dryRun, bindings });
+      const by = request.principal.name;
+      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, dryRun, bindings, by });
       return reply.code(replaced ? 200 : 201).send(result);
     },
   );
@@ -88,10 +90,13 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     '/harnesses/:name',
     { schema: HARNESS_SCHEMA, config: { access: needs(SCOPE.deploy) } },
     async (request, reply) => {
-      await registry.undeploy(request.params.name);
+      await registry.undeploy(request.params.name, { by: request.principal.name });
       return reply.code(204).send();
     },
   );
+
+  // Any principal may ask who it is: a client says so, and what it may do, before it tries.
+  app.get('/whoami', async (request): Promise<WhoAmI> => whoAmI(request.principal));
 
   addChangeStream(app, registry, maxEventStreams, keepAliveMs);
 };

@@ -1,6 +1,6 @@
 /**
  * The deployed set on disk: `<state>/harnesses/<name>.wasm` (the image, as deployed) and
- * `<name>.json` (metadata: digest, deployed_at, last_used_at).
+ * `<name>.json` (metadata: digest, deployed_at, deployed_by, last_used_at).
  *
  * Crash safety. Each file is replaced by writing a temp file, fsyncing it, renaming it over the
  * target and fsyncing the directory, so each file is always whole, old or new. The image is the

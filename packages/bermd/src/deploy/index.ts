@@ -6,6 +6,7 @@ export {
   type DeployHooks,
   type RegistryOptions,
   type DeployOptions,
+  type UndeployOptions,
   type SkippedHarness,
   type ChangeEvent,
 } from './registry.js';
@@ -44,7 +45,7 @@ export {
 } from './gate.js';
 export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './store.js';
 export { DirectoryStore } from './directory-store.js';
-export { decodeBindings, decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
+export { decodeBindings, decodeDeployedBy, decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 export { PostgresStore, DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS } from './postgres-store.js';
 export { LISTEN_APPLICATION_NAME } from './postgres-listener.js';
 export { reasonOf } from './postgres-errors.js';

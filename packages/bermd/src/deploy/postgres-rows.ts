@@ -27,6 +27,8 @@ export interface HarnessRow {
   image: Buffer;
   bindings: unknown;
   deployed_at: Date;
+  /** Null when unknown: see `HARNESS_SELECT`. */
+  deployed_by: string | null;
   last_used_at: Date | null;
   revision: string;
 }
@@ -37,13 +39,24 @@ export const HEAD_SELECT = `
   SELECT h.name, h.digest, h.revision::text AS revision, h.last_used_at, u.kind, u.item, u.used_at
   FROM berm_harness h LEFT JOIN berm_usage u ON u.harness = h.name`;
 
+/**
+ * A row as the store reads it whole. Who deployed it counts only beside the revision it was written with
+ * (migration 2 says why): a deploy that wrote a revision without a name is unknown.
+ */
+export const HARNESS_SELECT = `
+  SELECT name, digest, image, bindings, deployed_at, last_used_at, revision::text AS revision,
+    CASE WHEN deployed_by_revision = revision THEN deployed_by END AS deployed_by
+  FROM berm_harness`;
+
+/** A deploy's row: one revision drawn, written both as the row's and as the one its deployer's name goes with. */
 export const SAVE = `
-  INSERT INTO berm_harness (name, digest, image, manifest, bindings, deployed_at, last_used_at, revision)
-  VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, nextval('berm_revision'))
+  WITH next AS (SELECT nextval('berm_revision') AS revision)
+  INSERT INTO berm_harness (name, digest, image, manifest, bindings, deployed_at, last_used_at, revision, deployed_by, deployed_by_revision)
+  SELECT $1::text, $2::text, $3::bytea, $4::jsonb, $5::jsonb, $6::timestamptz, $7::timestamptz, next.revision, $8::text, next.revision FROM next
   ON CONFLICT (name) DO UPDATE SET
     digest = excluded.digest, image = excluded.image, manifest = excluded.manifest, bindings = excluded.bindings,
     deployed_at = excluded.deployed_at, last_used_at = GREATEST(berm_harness.last_used_at, excluded.last_used_at),
-    revision = excluded.revision
+    revision = excluded.revision, deployed_by = excluded.deployed_by, deployed_by_revision = excluded.deployed_by_revision
   RETURNING revision::text AS revision`;
 
 /**

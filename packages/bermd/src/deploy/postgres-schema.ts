@@ -49,6 +49,17 @@ const MIGRATIONS: Migration[] = [
       COMMENT ON TABLE berm_usage IS 'bermd: when each tool ran and each event was emitted last, by harness name';
     `,
   },
+  {
+    version: 2,
+    does: "who deployed each harness: the principal's name, and the revision it was written with",
+    // A deploy through a replica still running an earlier bermd during an upgrade writes a new revision
+    // and leaves deployed_by as it was: the name counts only beside the revision it was written with, so
+    // such a deploy reads as unknown rather than as the previous deployer's. Rows from before read as unknown.
+    sql: `
+      ALTER TABLE berm_harness ADD COLUMN deployed_by text, ADD COLUMN deployed_by_revision bigint;
+      COMMENT ON COLUMN berm_harness.deployed_by IS 'bermd: the principal whose deploy this is, when deployed_by_revision is revision; else unknown';
+    `,
+  },
 ];
 
 /** The version this bermd brings a database to. */

@@ -3,7 +3,8 @@
  * (`--store postgres://...`), through node-postgres (`pg`).
  *
  * `berm_harness` holds a row per name: the image (the source of truth), its digest and manifest, the
- * operator's bindings for it, the deploy time, and a revision drawn from a sequence on every deploy.
+ * operator's bindings for it, the deploy time and who deployed it, and a revision drawn from a sequence
+ * on every deploy.
  * `berm_usage` holds, per name, when each tool ran and each event was emitted last. The store is this
  * class and, beside it, a module per concern:
  *
@@ -35,6 +36,7 @@ import { StoreListener } from './postgres-listener.js';
 import { encodeNotification } from './postgres-notification.js';
 import {
   addUse,
+  HARNESS_SELECT,
   HEAD_SELECT,
   type HarnessRow,
   type HeadRow,
@@ -49,7 +51,7 @@ import { holdName } from './postgres-transaction.js';
 import { storeLocation } from './postgres-url.js';
 import { waitForStore } from './postgres-wait.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
-import { decodeBindings, decodeUseTime } from './store-codec.js';
+import { decodeBindings, decodeDeployedBy, decodeUseTime } from './store-codec.js';
 import { checkAgainstImage } from './store-repair.js';
 import { numberDefault } from '../limits.js';
 
@@ -164,10 +166,7 @@ export class PostgresStore implements HarnessStore {
 
   /** The row, checked against its image (`checkAgainstImage`); a repair is written back unless another deploy came first. */
   async load(name: string): Promise<StoredHarness | null> {
-    const { rows } = await this.query<HarnessRow>(
-      'SELECT name, digest, image, bindings, deployed_at, last_used_at, revision::text AS revision FROM berm_harness WHERE name = $1',
-      [name],
-    );
+    const { rows } = await this.query<HarnessRow>(`${HARNESS_SELECT} WHERE name = $1`, [name]);
     const row = rows[0];
     if (row === undefined) return null;
     const used = emptyUsage();
@@ -182,14 +181,17 @@ export class PostgresStore implements HarnessStore {
       last_used_at: decodeUseTime(row.last_used_at, now),
       used,
     };
+    const by = decodeDeployedBy(row.deployed_by);
+    if (by !== undefined) stored.deployed_by = by;
     // A row holds the bindings of the one image it names.
     const bindings = decodeBindings(row.bindings);
     if (bindings !== undefined) stored.bindings = { [row.digest]: bindings };
     const check = checkAgainstImage(name, row.image, stored, deployedAt);
     if (check.repaired) {
       const own = check.meta.bindings?.[check.digest];
+      // The repair names no deployer (`checkAgainstImage`): the one the row named deployed another image.
       await this.query(
-        'UPDATE berm_harness SET digest = $2, manifest = COALESCE($3::jsonb, manifest), bindings = $4::jsonb WHERE name = $1 AND revision = $5',
+        'UPDATE berm_harness SET digest = $2, manifest = COALESCE($3::jsonb, manifest), bindings = $4::jsonb, deployed_by = NULL WHERE name = $1 AND revision = $5',
         [
           name,
           check.digest,

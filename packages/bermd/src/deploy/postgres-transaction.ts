@@ -56,6 +56,7 @@ export async function holdName<T>(
             own === undefined ? null : JSON.stringify(own),
             meta.deployed_at,
             meta.last_used_at,
+            meta.deployed_by ?? null,
           ]);
           await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used), latestUse()]);
           await notify();

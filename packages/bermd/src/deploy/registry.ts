@@ -49,6 +49,8 @@ export interface Harness {
   manifest: Manifest;
   module: WebAssembly.Module;
   deployedAt: string;
+  /** The principal whose deploy this is; null when the store does not know (see `HarnessMeta.deployed_by`). */
+  deployedBy: string | null;
   lastUsedAt: string | null;
   used: UsageRecord;
   /** What the operator set at deploy (`{}`: the defaults). */
@@ -106,6 +108,13 @@ export interface DeployOptions {
   bindings?: BindingRequest;
   /** Run every check and the gate and answer as the deploy would, but store, serve and announce nothing. */
   dryRun?: boolean;
+  /** The name of the principal deploying: stored with the harness and named in the log; unknown when unset. */
+  by?: string;
+}
+
+export interface UndeployOptions {
+  /** The name of the principal undeploying, for the log. */
+  by?: string;
 }
 
 export interface SkippedHarness {
@@ -214,6 +223,7 @@ export class Registry {
       manifest: checked.manifest,
       module: checked.module,
       deployedAt: stored.meta.deployed_at,
+      deployedBy: stored.meta.deployed_by ?? null,
       lastUsedAt: stored.meta.last_used_at,
       used: stored.meta.used,
       bindings,
@@ -249,7 +259,10 @@ export class Registry {
           const gate = gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs);
           if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
           if (gate.refusing.length > 0)
-            this.logger.warn({ harness: name, breaks: gate.refusing.map((b) => b.code) }, 'forced a deploy that breaks recent callers');
+            this.logger.warn(
+              { harness: name, principal: options.by, breaks: gate.refusing.map((b) => b.code) },
+              'forced a deploy that breaks recent callers',
+            );
           reported = gate.all;
         }
         const prepared = await this.hooks.prepare?.(name, checked);
@@ -264,6 +277,7 @@ export class Registry {
           manifest: checked.manifest,
           module: checked.module,
           deployedAt: this.now().toISOString(),
+          deployedBy: options.by ?? null,
           lastUsedAt,
           used,
           bindings,
@@ -276,7 +290,10 @@ export class Registry {
       });
       const result = deployResult(name, checked, outcome.reported, this.notices(name, checked.manifest, checked.grants), outcome.replaced);
       if (outcome.dryRun) {
-        this.logger.info({ harness: name, digest: checked.digest, replaced: outcome.replaced }, 'dry run of a deploy passed');
+        this.logger.info(
+          { harness: name, digest: checked.digest, replaced: outcome.replaced, principal: options.by },
+          'dry run of a deploy passed',
+        );
         return { ...result, dry_run: true, manifest: checked.manifest.data };
       }
       const { harness, prepared, replaced } = outcome;
@@ -284,20 +301,20 @@ export class Registry {
       this.harnesses.set(name, harness);
       this.refused.delete(name);
       this.hooks.commit?.(name, prepared);
-      this.logger.info({ harness: name, digest: checked.digest, replaced }, 'deployed harness');
+      this.logger.info({ harness: name, digest: checked.digest, replaced, principal: options.by }, 'deployed harness');
       this.emit({ kind: 'deployed', name, replaced });
       return result;
     });
   }
 
   /** Removes a harness. */
-  async undeploy(name: string): Promise<void> {
+  async undeploy(name: string, options: UndeployOptions = {}): Promise<void> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
       const stored = await this.store.transaction(name, (tx) => tx.remove());
       const known = this.drop(name);
       if (!known && !stored) throw notFound(name);
-      this.logger.info({ harness: name }, 'undeployed harness');
+      this.logger.info({ harness: name, principal: options.by }, 'undeployed harness');
       this.emit({ kind: 'undeployed', name });
     });
   }
@@ -501,7 +518,11 @@ export class Registry {
       }
       // Uses made here and not yet written belong to the name: they carry over.
       if (held !== undefined) takeUsage(harness, { used: held.used, last_used_at: held.lastUsedAt });
-      this.logger.info({ harness: name, digest: harness.digest, replaced: held !== undefined }, 'deployed harness (elsewhere)');
+      // Who deployed it is what the store recorded; an undeploy elsewhere leaves no record to say who.
+      this.logger.info(
+        { harness: name, digest: harness.digest, replaced: held !== undefined, principal: harness.deployedBy ?? undefined },
+        'deployed harness (elsewhere)',
+      );
       this.emit({ kind: 'deployed', name, replaced: held !== undefined, elsewhere: true });
     });
   }
@@ -604,6 +625,7 @@ function summary(h: Harness): HarnessSummary {
     tools: h.manifest.tools.map((t) => t.name),
     events: h.manifest.events.map((e) => e.name),
     deployed_at: h.deployedAt,
+    deployed_by: h.deployedBy,
     last_used_at: h.lastUsedAt,
     limits: { ...h.limits },
     grants: { syscalls: structuredClone(h.grants.syscalls), secrets: [...h.grants.secrets] },
@@ -629,6 +651,7 @@ function deployResult(name: string, checked: CheckedHarness, reported: GatedBrea
 /** The metadata stored for `h`: its bindings recorded under its image's digest, unless they are the defaults. */
 function metaOf(h: Harness): HarnessMeta {
   const meta: HarnessMeta = { name: h.name, digest: h.digest, deployed_at: h.deployedAt, last_used_at: h.lastUsedAt, used: h.used };
+  if (h.deployedBy !== null) meta.deployed_by = h.deployedBy;
   if (!isDefaultBindings(h.bindings)) meta.bindings = { [h.digest]: h.bindings };
   return meta;
 }

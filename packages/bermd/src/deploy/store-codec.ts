@@ -57,6 +57,19 @@ export function decodeUsage(value: unknown, now: number = Date.now()): UsageReco
   return used;
 }
 
+/** The longest deployer's name a store's record may give: a principal's name is far shorter; a longer one was not written by bermd. */
+const MAX_DEPLOYED_BY = 256;
+
+/**
+ * Who deployed, as a store's record gives it: a name bermd could have written (a string of 1 to
+ * MAX_DEPLOYED_BY characters, none a control character), else undefined, which reads as unknown. A record
+ * written before bermd recorded it has none (a missing member, a NULL column).
+ */
+export function decodeDeployedBy(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_DEPLOYED_BY) return undefined;
+  return /[\u0000-\u001f\u007f-\u009f]/.test(value) ? undefined : value;
+}
+
 export function encodeMeta(meta: HarnessMeta): string {
   return JSON.stringify(meta);
 }
@@ -77,6 +90,8 @@ export function decodeMeta(text: string, now: number = Date.now()): HarnessMeta 
     last_used_at: decodeUseTime(value.last_used_at, now),
     used: decodeUsage(value.used, now),
   };
+  const by = decodeDeployedBy(value.deployed_by);
+  if (by !== undefined) meta.deployed_by = by;
   if (typeof value.bindings === 'object' && value.bindings !== null) {
     const bindings: Record<string, Bindings> = {};
     for (const [digest, b] of Object.entries(value.bindings)) {

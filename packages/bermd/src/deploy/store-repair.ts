@@ -2,7 +2,8 @@
  * The one repair every store makes when it reads a harness: the image is the source of truth, so
  * metadata that is missing, unreadable, for another name or for another image is derived again from the
  * image (its digest and manifest), keeping the usage, which belongs to the name, and the bindings
- * recorded for this image's digest, and dropping those recorded for another image. A store reads what it
+ * recorded for this image's digest, and dropping those recorded for another image and who deployed it
+ * (a record for another image names that image's deployer; this one's is unknown). A store reads what it
  * holds into a `HarnessMeta`, asks `checkAgainstImage`, and writes back a repair in its own way: the
  * decision is made here once, the I/O stays in each store.
  */

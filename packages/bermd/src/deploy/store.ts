@@ -25,6 +25,11 @@ export interface HarnessMeta {
   name: string;
   digest: string;
   deployed_at: string;
+  /**
+   * The name of the principal whose deploy stored this image; absent when unknown (a record an earlier
+   * bermd wrote, or one derived again from the image, whose deployer no record names).
+   */
+  deployed_by?: string;
   last_used_at: string | null;
   /** Usage belongs to the name, not the image: it carries over a replace and a metadata repair. */
   used: UsageRecord;

@@ -1,1 +1,1 @@
-export { uiPlugin } from './plugin.js';
+export { contentSecurityPolicy, uiPlugin, type PageConfig, type UiOptions } from './plugin.js';

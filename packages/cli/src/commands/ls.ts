@@ -2,14 +2,14 @@ import type { HarnessSummary } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { daemonFlags } from '../daemon.js';
-import { ago, grantsText, limitsText, shortDigest } from '../format/harness.js';
+import { ago, deployedByText, grantsText, limitsText, shortDigest } from '../format/harness.js';
 import type { Paint } from '../format/paint.js';
 import { printableDeep } from '../format/printable.js';
 
 export default class Ls extends BaseCommand {
   static summary = 'List the deployed harnesses.';
   static description =
-    "A table of the harnesses bermd holds: name, version, tools, digest, when deployed and when last used, the limits its calls run under (time/memory/result size/calls at once) and what it is granted (syscalls with their hosts, secrets by name). With --json, the daemon's list as it answered it.";
+    "A table of the harnesses bermd holds: name, version, tools, digest, when deployed and by whom (the principal whose token deployed it; unknown for a deploy bermd did not record), when last used, the limits its calls run under (time/memory/result size/calls at once) and what it is granted (syscalls with their hosts, secrets by name). With --json, the daemon's list as it answered it.";
   static examples = ['<%= config.bin %> ls', '<%= config.bin %> ls --json'];
 
   static flags = { ...daemonFlags };
@@ -40,7 +40,7 @@ export function renderList(answer: HarnessSummary[], paint: Paint, now: Date = n
   if (answer.length === 0) return paint.dim('no harnesses deployed');
   // Versions come from images, and every cell from the daemon's answer: all of it is made printable.
   const list = printableDeep(answer);
-  const header = ['NAME', 'VERSION', 'TOOLS', 'DIGEST', 'DEPLOYED', 'LAST USED', 'LIMITS', 'GRANTS'];
+  const header = ['NAME', 'VERSION', 'TOOLS', 'DIGEST', 'DEPLOYED', 'DEPLOYED BY', 'LAST USED', 'LIMITS', 'GRANTS'];
   const rows = list.map((h) => {
     const tools = clip(h.tools.join(', '), MAX_TOOLS_WIDTH);
     return [
@@ -49,6 +49,7 @@ export function renderList(answer: HarnessSummary[], paint: Paint, now: Date = n
       tools || '-',
       shortDigest(h.digest),
       ago(h.deployed_at, now),
+      deployedByText(h.deployed_by),
       ago(h.last_used_at, now),
       limitsText(h.limits),
       clip(grantsText(h.grants), MAX_GRANTS_WIDTH),

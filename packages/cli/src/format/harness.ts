@@ -26,6 +26,14 @@ export function ago(iso: string | null, now: Date = new Date()): string {
   return iso;
 }
 
+/**
+ * Who deployed a harness: the principal's name, or `unknown` where the daemon does not know (null: deployed
+ * before it recorded it) or does not say (an older daemon, which answers no `deployed_by`).
+ */
+export function deployedByText(by: string | null | undefined): string {
+  return by ?? 'unknown';
+}
+
 /** `sha256:0123456789abcdef…` as `0123456789ab`, as docker shortens image ids. */
 export function shortDigest(digest: string): string {
   return digest.replace(/^sha256:/, '').slice(0, 12);

@@ -3,4 +3,4 @@
  * of the same data (the web page renders signatures and harness rows as `crab` does).
  */
 export { renderSchema, renderArguments } from './schema.js';
-export { ago, shortDigest, limitsText, grantsText } from './harness.js';
+export { ago, deployedByText, shortDigest, limitsText, grantsText } from './harness.js';

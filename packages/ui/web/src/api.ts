@@ -1,12 +1,14 @@
 /** The control API over fetch: the same requests curl makes, with the token as a header. */
 import { encodeDeployQuery } from '@berm/protocol';
-import { authHeaders } from './token.js';
-import type { DeployOptions, DeployResult, ErrorObject, HarnessDetail, HarnessSummary } from './types.js';
+import { authHeaders } from './credentials.js';
+import type { DeployOptions, DeployResult, ErrorObject, HarnessDetail, HarnessSummary, WhoAmI } from './types.js';
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly body: ErrorObject,
+    /** The answer's `WWW-Authenticate` (a 401's or 403's): where to sign in, or the scope it lacked. */
+    readonly challenge?: string,
   ) {
     super(body.message);
   }
@@ -36,7 +38,16 @@ async function send(method: string, path: string, body?: Blob): Promise<Response
   } catch {
     // not a bermd error body
   }
-  throw new ApiError(response.status, error ?? { code: 'unexpected-response', message: `${method} ${path} answered ${response.status}` });
+  throw new ApiError(
+    response.status,
+    error ?? { code: 'unexpected-response', message: `${method} ${path} answered ${response.status}` },
+    response.headers.get('www-authenticate') ?? undefined,
+  );
+}
+
+/** Who the request's token names, and its scopes. */
+export async function whoami(): Promise<WhoAmI> {
+  return (await send('GET', '/whoami')).json() as Promise<WhoAmI>;
 }
 
 export async function listHarnesses(): Promise<HarnessSummary[]> {

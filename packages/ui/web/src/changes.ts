@@ -4,7 +4,7 @@
  * that is in the list, a change after it arrives as an event.
  */
 import { readSse } from './sse.js';
-import { authHeaders } from './token.js';
+import { authHeaders } from './credentials.js';
 import type { HarnessChange } from './types.js';
 
 export type StreamState = 'connecting' | 'live' | 'offline' | 'unauthorized';

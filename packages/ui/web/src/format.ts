@@ -2,7 +2,7 @@
 import { renderArguments, renderSchema } from '@berm/cli/format';
 import type { EventSpec, ToolSpec } from './types.js';
 
-export { ago, grantsText, limitsText, shortDigest } from '@berm/cli/format';
+export { ago, deployedByText, grantsText, limitsText, shortDigest } from '@berm/cli/format';
 
 /** A tool's arguments and result in the CLI's compact form: `city: string, days?: integer ≥0` and `Forecast{…}`. */
 export function toolSignature(tool: ToolSpec): { args: string; returns: string | undefined } {

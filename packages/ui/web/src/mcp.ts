@@ -7,14 +7,35 @@
  */
 import { ApiError } from './api.js';
 import { readSse } from './sse.js';
-import { authHeaders } from './token.js';
+import { authHeaders } from './credentials.js';
+import type { ToolSpec } from './types.js';
 
 const PROTOCOL_VERSION = '2025-06-18';
 
 export interface ListedTool {
   name: string;
+  description?: string;
   inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: { readOnlyHint?: boolean };
   _meta?: { 'berm/harness'?: string; 'berm/tool'?: string };
+}
+
+const DEPRECATED = 'Deprecated. ';
+
+/** A listed tool as the manifest declares it, as far as `tools/list` says: for a principal that may call it without reading the control API. */
+export function specOf(listed: ListedTool): ToolSpec {
+  // bermd lists a deprecated tool with its description after this mark (mcp/catalog.ts).
+  const description = listed.description ?? '';
+  const deprecated = description.startsWith(DEPRECATED);
+  return {
+    name: listed._meta?.['berm/tool'] ?? listed.name,
+    description: deprecated ? description.slice(DEPRECATED.length) : description,
+    ...(deprecated ? { deprecated: true } : {}),
+    arguments: (listed.inputSchema ?? {}) as ToolSpec['arguments'],
+    ...(listed.outputSchema === undefined ? {} : { returns: listed.outputSchema as ToolSpec['returns'] }),
+    ...(listed.annotations?.readOnlyHint === true ? { query: true } : {}),
+  };
 }
 
 /** An event the call emitted (bermd sends them as `notifications/message` at level notice). */
@@ -54,6 +75,11 @@ class SessionGone extends Error {}
 export class McpClient {
   private session: Promise<string> | undefined;
   private nextId = 1;
+
+  /** Drops the MCP session: it belongs to the principal that opened it, and the page signed out. */
+  forget(): void {
+    this.session = undefined;
+  }
 
   /** Every tool `/mcp` lists. */
   async listTools(): Promise<ListedTool[]> {
@@ -185,3 +211,6 @@ function eventOf(params: Record<string, unknown>): EmittedEvent {
   const data = (params.data ?? {}) as { event?: string; fields?: unknown; tool?: string };
   return { harness: String(params.logger ?? ''), event: String(data.event ?? ''), tool: String(data.tool ?? ''), fields: data.fields };
 }
+
+/** The page's one MCP client, opened on the first request. */
+export const mcp = new McpClient();

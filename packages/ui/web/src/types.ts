@@ -10,6 +10,7 @@ export type {
   HarnessDetail,
   HarnessSummary,
   Notice,
+  WhoAmI,
 } from '@berm/protocol';
 export type { ManifestData, ToolSpec, EventSpec, JsonSchema } from '@berm/manifest';
 

@@ -29,7 +29,7 @@ export function Declared(props: DeclaredProps) {
         {manifest.tools.length === 0 ? (
           <p class="muted">none</p>
         ) : (
-          manifest.tools.map((tool) => <Tool key={tool.name} tool={tool} {...props} />)
+          manifest.tools.map((tool) => <ToolCard key={tool.name} tool={tool} {...props} />)
         )}
       </section>
       <section aria-labelledby="events-heading">
@@ -66,7 +66,8 @@ export function Signature({ tool }: { tool: ToolSpec }) {
   );
 }
 
-function Tool({ tool, harness, usage, canTry }: DeclaredProps & { tool: ToolSpec }) {
+/** One tool: its marks, signature and description, its last use when known, its schema, and a link to try it when `canTry`. */
+export function ToolCard({ tool, harness, usage, canTry }: Pick<DeclaredProps, 'harness' | 'usage' | 'canTry'> & { tool: ToolSpec }) {
   return (
     <article class="card" aria-label={`tool ${tool.name}`}>
       <h3>

@@ -1,9 +1,10 @@
 /**
  * Deploy an image: pick or drop it, see what it declares and what a deploy would do (a dry run:
  * every check and the compatibility gate, nothing stored), then deploy, or force past the gate
- * after a confirmation that names what will break.
+ * after a confirmation that names what will break. Without `berm:deploy` (or `berm:force` for the
+ * last) the buttons are disabled, with a title naming the scope.
  */
-import { describeDuration, HARNESS_SETTINGS, isHarnessName, type LimitName, SECOND_MS } from '@berm/protocol';
+import { describeDuration, HARNESS_SETTINGS, isHarnessName, type LimitName, SCOPE, SECOND_MS } from '@berm/protocol';
 import { useState } from 'preact/hooks';
 import { ApiError, deploy, isUnauthorized } from '../api.js';
 import { usePage } from '../context.js';
@@ -30,7 +31,10 @@ function nameFromFile(file: string): string {
 }
 
 export function Deploy({ name: given }: { name?: string }) {
-  const { harnesses, unauthorized } = usePage();
+  const { harnesses, unauthorized, principal } = usePage();
+  // A dry run is a deploy's request: without berm:deploy nothing here can be sent.
+  const deploying = principal.gate(SCOPE.deploy);
+  const forcing = principal.gate(SCOPE.force);
   const [name, setName] = useState(given ?? '');
   const [file, setFile] = useState<File | undefined>(undefined);
   const [limits, setLimits] = useState<Partial<Record<LimitName, string>>>({});
@@ -66,8 +70,10 @@ export function Deploy({ name: given }: { name?: string }) {
     } catch (e) {
       if (!(e instanceof ApiError) || e.status === 0 || e.status === 401) failed(e);
       else if (e.code === 'breaks-callers') {
-        // The refusal lists the breaks; a forced dry run says what the image declares.
-        const declared = await deploy(as, image, { ...request(), dryRun: true, force: true }).catch(() => undefined);
+        // The refusal lists the breaks; a forced dry run (which asks for berm:force too) says what the image declares.
+        const declared = forcing.disabled
+          ? undefined
+          : await deploy(as, image, { ...request(), dryRun: true, force: true }).catch(() => undefined);
         setCheck({ kind: 'gate', error: e.body, declared });
       } else setCheck({ kind: 'refused', error: e });
     } finally {
@@ -78,7 +84,7 @@ export function Deploy({ name: given }: { name?: string }) {
   const choose = (picked: File | undefined) => {
     setFile(picked);
     setCheck(undefined);
-    if (picked === undefined) return;
+    if (picked === undefined || deploying.disabled) return;
     const as = name === '' ? nameFromFile(picked.name) : name;
     setName(as);
     void dryRun(picked, as);
@@ -105,6 +111,11 @@ export function Deploy({ name: given }: { name?: string }) {
   return (
     <section aria-labelledby="deploy-heading">
       <h1 id="deploy-heading">Deploy an image</h1>
+      {deploying.title !== undefined ? (
+        <p class="note" role="status" data-cannot-deploy>
+          {deploying.title}: nothing can be deployed or checked from here.
+        </p>
+      ) : null}
       <form
         class={`deploy${dragging ? ' dragging' : ''}`}
         onSubmit={(e) => {
@@ -124,7 +135,13 @@ export function Deploy({ name: given }: { name?: string }) {
       >
         <div class="field drop">
           <label for="image">Image file (.wasm): pick one, or drop it on this form</label>
-          <input id="image" type="file" accept=".wasm,application/wasm" onChange={(e) => choose(e.currentTarget.files?.[0])} />
+          <input
+            id="image"
+            type="file"
+            accept=".wasm,application/wasm"
+            {...deploying}
+            onChange={(e) => choose(e.currentTarget.files?.[0])}
+          />
         </div>
         <div class="field">
           <label for="harness-name">Harness name</label>
@@ -188,7 +205,12 @@ export function Deploy({ name: given }: { name?: string }) {
           </div>
         </details>
         <div class="actions">
-          <button type="submit" class="secondary" disabled={file === undefined || !nameOk || busy}>
+          <button
+            type="submit"
+            class="secondary"
+            title={deploying.title}
+            disabled={deploying.disabled || file === undefined || !nameOk || busy}
+          >
             {busy ? 'Checking…' : 'Check (dry run)'}
           </button>
           {check?.kind === 'ok' ? (
@@ -197,7 +219,13 @@ export function Deploy({ name: given }: { name?: string }) {
             </button>
           ) : null}
           {check?.kind === 'gate' ? (
-            <button type="button" class="danger" disabled={busy} onClick={() => setConfirming(true)}>
+            <button
+              type="button"
+              class="danger"
+              title={forcing.title}
+              disabled={forcing.disabled || busy}
+              onClick={() => setConfirming(true)}
+            >
               Force the deploy…
             </button>
           ) : null}

@@ -1,8 +1,12 @@
-/** One harness: what it is and declares, how it was used, its usage and readme; undeploy it. */
+/**
+ * One harness: what it is and declares, how it was used, its usage and readme; undeploy it. What the
+ * principal may not do is greyed with the scope it needs, and its tools offered for calls only when it may call them.
+ */
+import { SCOPE } from '@berm/protocol';
 import { useState } from 'preact/hooks';
 import { isUnauthorized, undeploy } from '../api.js';
 import { usePage } from '../context.js';
-import { grantsText, limitsText } from '../format.js';
+import { deployedByText, grantsText, limitsText } from '../format.js';
 import { useHarness } from '../harness.js';
 import { safeHref } from '../markdown.js';
 import { href, navigate } from '../router.js';
@@ -11,7 +15,7 @@ import { Declared } from './Declared.js';
 
 export function Harness({ name }: { name: string }) {
   const loaded = useHarness(name);
-  const { harnesses, unauthorized } = usePage();
+  const { harnesses, unauthorized, principal } = usePage();
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   if (loaded.state === 'loading') return <p class="muted">Loading {name}…</p>;
@@ -47,6 +51,8 @@ export function Harness({ name }: { name: string }) {
         <dd>
           <When iso={h.deployed_at} />
         </dd>
+        <dt>Deployed by</dt>
+        <dd class="deployed-by">{deployedByText(h.deployed_by)}</dd>
         <dt>Last used</dt>
         <dd>
           <When iso={h.last_used_at} />
@@ -64,10 +70,16 @@ export function Harness({ name }: { name: string }) {
         {m.repository ? <Link label="Repository" url={m.repository} /> : null}
       </dl>
       <div class="actions">
-        <a class="button secondary" href={href({ view: 'deploy', name })}>
-          Deploy a new image as {name}
-        </a>
-        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+        {principal.has(SCOPE.deploy) ? (
+          <a class="button secondary" href={href({ view: 'deploy', name })}>
+            Deploy a new image as {name}
+          </a>
+        ) : (
+          <button type="button" class="secondary" {...principal.gate(SCOPE.deploy)}>
+            Deploy a new image as {name}
+          </button>
+        )}
+        <button type="button" class="danger" onClick={() => setConfirming(true)} {...principal.gate(SCOPE.deploy)}>
           Undeploy {name}…
         </button>
       </div>
@@ -78,7 +90,12 @@ export function Harness({ name }: { name: string }) {
           <Markdown text={m.usage} />
         </section>
       ) : null}
-      <Declared manifest={m} harness={name} canTry usage={h.usage} grants={h.grants} deployed={deployed} />
+      {principal.mayCall(name) ? null : (
+        <p class="note" role="status" data-cannot-call>
+          {principal.lacksCall(name)}: its tools are shown, not offered for calls.
+        </p>
+      )}
+      <Declared manifest={m} harness={name} canTry={principal.mayCall(name)} usage={h.usage} grants={h.grants} deployed={deployed} />
       {m.readme ? (
         <section aria-labelledby="readme-heading">
           <h2 id="readme-heading">Readme</h2>

@@ -1,11 +1,27 @@
-/** The deployed harnesses, as `berm ls` lists them; the page keeps it current as changes arrive. */
-import { grantsText, limitsText, shortDigest } from '../format.js';
+/**
+ * The deployed harnesses, as `berm ls` lists them; the page keeps it current as changes arrive. A
+ * principal without `berm:read` is told so, and sees the tools it may call instead.
+ */
+import { SCOPE } from '@berm/protocol';
+import { deployedByText, grantsText, limitsText, shortDigest } from '../format.js';
 import { usePage } from '../context.js';
 import { href } from '../router.js';
 import { When } from '../widgets.js';
+import { CallableTools } from './Tools.js';
 
 export function List() {
-  const { harnesses } = usePage();
+  const { harnesses, principal } = usePage();
+  if (!principal.mayRead())
+    return (
+      <section aria-labelledby="list-heading">
+        <h1 id="list-heading">Deployed harnesses</h1>
+        <div class="note" role="status" data-unreadable>
+          <strong>{principal.name}</strong> may not see the deployed harnesses: that needs the scope <code>{SCOPE.read}</code>.{' '}
+          {principal.mayCallAny() ? 'It may call the tools below.' : 'It may call no tools either.'}
+        </div>
+        {principal.mayCallAny() ? <CallableTools /> : null}
+      </section>
+    );
   return (
     <section aria-labelledby="list-heading">
       <h1 id="list-heading">Deployed harnesses</h1>
@@ -24,6 +40,7 @@ export function List() {
               <th scope="col">Tools</th>
               <th scope="col">Digest</th>
               <th scope="col">Deployed</th>
+              <th scope="col">Deployed by</th>
               <th scope="col">Last used</th>
               <th scope="col">Limits</th>
               <th scope="col">Grants</th>
@@ -43,6 +60,7 @@ export function List() {
                 <td data-label="Deployed">
                   <When iso={h.deployed_at} />
                 </td>
+                <td data-label="Deployed by">{deployedByText(h.deployed_by)}</td>
                 <td data-label="Last used">
                   <When iso={h.last_used_at} />
                 </td>

@@ -1,7 +1,8 @@
 /**
  * Try a tool: a form drawn from its arguments schema (or JSON), checked here before it is sent,
  * then sent through `/mcp` as any MCP client would; the answer shows as a result, Failed or
- * Refused, with the events the call emitted.
+ * Refused, with the events the call emitted. Only a tool of a harness the principal may call is offered;
+ * one without `berm:read` finds the tool in what `/mcp` lists it.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { isUnauthorized } from '../api.js';
@@ -9,18 +10,28 @@ import { usePage } from '../context.js';
 import { Field, JsonField } from '../form/Field.js';
 import { initialValue, invalidJsonAt } from '../form/schema.js';
 import { useHarness } from '../harness.js';
-import { McpClient, type CallOutcome } from '../mcp.js';
+import { mcp, specOf, type CallOutcome } from '../mcp.js';
 import { href } from '../router.js';
 import type { HarnessDetail, ToolSpec } from '../types.js';
 import { check, type Problem } from '../validate.js';
 import { ErrorNote } from '../widgets.js';
 import { Signature } from './Declared.js';
 import { Gone } from './Harness.js';
-
-/** One MCP session for the page, opened on the first call. */
-const mcp = new McpClient();
+import { useCallableTools } from './Tools.js';
 
 export function Try({ name, tool }: { name: string; tool: string }) {
+  const { principal } = usePage();
+  if (!principal.mayCall(name))
+    return (
+      <div class="note" role="status" data-cannot-call>
+        {principal.lacksCall(name)}. <a href={href({ view: 'list' })}>See what it may do</a>.
+      </div>
+    );
+  return principal.mayRead() ? <TryDeployed name={name} tool={tool} /> : <TryListed name={name} tool={tool} />;
+}
+
+/** A tool of a harness the control API shows the principal. */
+function TryDeployed({ name, tool }: { name: string; tool: string }) {
   const loaded = useHarness(name);
   // Kept when the harness goes away under the form: the call can still be sent, and bermd refuses it.
   const [seen, setSeen] = useState<HarnessDetail | undefined>(undefined);
@@ -42,6 +53,22 @@ export function Try({ name, tool }: { name: string; tool: string }) {
     );
   }
   return <TryForm key={`${name}/${tool}`} harness={name} spec={spec} gone={loaded.state === 'gone'} />;
+}
+
+/** A tool as `/mcp` lists it, for a principal that may call it but not read the control API. */
+function TryListed({ name, tool }: { name: string; tool: string }) {
+  const listed = useCallableTools();
+  if (listed.state === 'loading') return <p class="muted">Loading {name}…</p>;
+  if (listed.state === 'error') return <ErrorNote error={listed.error} />;
+  const found = listed.tools.find((t) => t._meta?.['berm/harness'] === name && t._meta?.['berm/tool'] === tool);
+  if (found === undefined)
+    return (
+      <div class="note" role="status">
+        <code>/mcp</code> lists no tool <code>{tool}</code> of <code>{name}</code>.{' '}
+        <a href={href({ view: 'list' })}>See the tools you may call</a>.
+      </div>
+    );
+  return <TryForm key={`${name}/${tool}`} harness={name} spec={specOf(found)} gone={false} />;
 }
 
 type Sent = { state: 'idle' } | { state: 'sending' } | { state: 'done'; outcome: CallOutcome } | { state: 'error'; error: unknown };

@@ -1,0 +1,48 @@
+/**
+ * Who the page is signed in as (`GET /whoami`) and what that lets it do, as bermd checks it: the page
+ * offers only what the principal may do, and says which scope the rest needs.
+ */
+import { SCOPE, callScope, scopesMayCall, scopesMayCallAny } from '@berm/protocol';
+
+export class Principal {
+  readonly scopes: ReadonlySet<string>;
+
+  constructor(
+    readonly name: string,
+    scopes: Iterable<string>,
+  ) {
+    this.scopes = new Set(scopes);
+  }
+
+  has(scope: string): boolean {
+    return this.scopes.has(scope);
+  }
+
+  mayRead(): boolean {
+    return this.has(SCOPE.read);
+  }
+
+  mayCall(harness: string): boolean {
+    return scopesMayCall(this.scopes, harness);
+  }
+
+  mayCallAny(): boolean {
+    return scopesMayCallAny(this.scopes);
+  }
+
+  /** Why a control needing `scope` is disabled, for its title; undefined when the principal holds it. */
+  lacks(scope: string): string | undefined {
+    return this.has(scope) ? undefined : `Needs the scope ${scope}, which ${this.name} does not hold`;
+  }
+
+  /** A control needing `scope`: disabled, with a title saying why, when the principal lacks it. */
+  gate(scope: string): { disabled: boolean; title?: string } {
+    const why = this.lacks(scope);
+    return why === undefined ? { disabled: false } : { disabled: true, title: why };
+  }
+
+  /** Why calling `harness`'s tools is not offered; undefined when it may. */
+  lacksCall(harness: string): string | undefined {
+    return this.mayCall(harness) ? undefined : `Needs the scope ${SCOPE.call} or ${callScope(harness)}, which ${this.name} does not hold`;
+  }
+}
