@@ -69,6 +69,12 @@ export interface IssuerOptions {
    * between rounds (a user who later agrees to more, as a step-up asks).
    */
   consent?: (asked: { user: string; resource: string; scopes: readonly string[] }) => readonly string[];
+  /**
+   * Whether clients may register themselves (RFC 7591, open registration at `{issuer}/reg`), as a command
+   * line client does. A client registered so with `refresh_token` among its grant types and granted
+   * `offline_access` gets refresh tokens, rotated on every use. Default: off.
+   */
+  registration?: boolean;
 }
 
 export interface SignOptions {
@@ -209,6 +215,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
+      registration: { enabled: options.registration ?? false },
       // The resource server's client may ask about any token; others about their own alone.
       introspection: {
         enabled: true,
@@ -239,6 +246,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<TestIssu
       ClientCredentials: ttl,
       AuthorizationCode: 60,
       Grant: 3600,
+      RefreshToken: 3600,
       Interaction: 600,
       Session: 3600,
     },

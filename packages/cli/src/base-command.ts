@@ -1,6 +1,9 @@
 import { Command } from '@oclif/core/command';
+import type { BermClient } from '@berm/client';
 import { exitCodeFor } from './exit-codes.js';
 import { describeFailure } from './failure.js';
+import type { Credential } from './login/credential.js';
+import { explainRefusal } from './login/refusal.js';
 import { writeFailure, writeJson } from './report.js';
 
 /**
@@ -12,6 +15,9 @@ import { writeFailure, writeJson } from './report.js';
 export abstract class BaseCommand extends Command {
   static enableJsonFlag = true;
 
+  /** Where the token of this command's requests to bermd came from, for what a 401 or 403 advises. */
+  private credential?: Credential;
+
   /**
    * Records the command's own negative answer (breaks found, deploy refused) by its stable
    * code. The result is still returned and printed; only the exit status changes, and since
@@ -19,6 +25,17 @@ export abstract class BaseCommand extends Command {
    */
   protected answerNegatively(code: string): void {
     process.exitCode = exitCodeFor(code);
+  }
+
+  /**
+   * A client for bermd (`--url`, `--token`, else the stored login; see daemon.ts), loaded when a command
+   * first needs it, so that commands which ask a daemon only now and then do not load the client.
+   */
+  protected async connect(flags: { url?: string; token?: string }): Promise<BermClient> {
+    const { connect } = await import('./daemon.js');
+    const { client, credential } = await connect(flags);
+    this.credential = credential;
+    return client;
   }
 
   /** How to ask for help on the command as it was typed: `crab inspect`, `berm breaks`. */
@@ -35,7 +52,7 @@ export abstract class BaseCommand extends Command {
     // A command whose arguments failed to parse did call `parse`: without this, oclif (under
     // NODE_ENV=development or test) warns on stderr that it never did.
     this.parsed = true;
-    writeFailure(describeFailure(err, this.helpCommand), this.config.bin, this.jsonEnabled());
+    writeFailure(describeFailure(explainRefusal(err, this.credential), this.helpCommand), this.config.bin, this.jsonEnabled());
   }
 
   /** Plain JSON: oclif would colour it on a terminal, and stdout must stay one JSON document. */

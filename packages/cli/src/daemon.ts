@@ -1,17 +1,31 @@
 import * as Flags from '@oclif/core/flags';
 import { BermClient, DEFAULT_URL } from '@berm/client';
+import { type Credential, credentialFor, tokenOf } from './login/credential.js';
+import { tokenFlag } from './token-flag.js';
 
-/** The flags of every command that talks to bermd. The token comes from BERM_TOKEN only, so it stays out of shell history. */
+/** The flags of every command that talks to bermd. */
 export const daemonFlags = {
   url: Flags.string({
     description: `address of bermd's control API [default: ${DEFAULT_URL}]`,
     env: 'BERM_URL',
     helpValue: 'URL',
   }),
+  token: tokenFlag,
 };
 
-/** A client for the daemon at `url` (or the default), authenticated with BERM_TOKEN when it is set. */
-export function connect(url: string | undefined): BermClient {
-  const token = process.env.BERM_TOKEN;
-  return new BermClient(url ?? DEFAULT_URL, token ? { token } : {});
+export interface Connection {
+  client: BermClient;
+  /** Where the token came from: what a 401 or 403 advises (`explainRefusal`). */
+  credential: Credential;
+}
+
+/**
+ * A client for the daemon at `url` (or the default), sending the token given (`--token`, BERM_TOKEN),
+ * else the one `berm login` stored for the address, refreshed first when it has expired.
+ */
+export async function connect(flags: { url?: string; token?: string }): Promise<Connection> {
+  const url = flags.url ?? DEFAULT_URL;
+  const credential = await credentialFor(url, flags.token);
+  const token = tokenOf(credential);
+  return { client: new BermClient(url, token === undefined ? {} : { token }), credential };
 }

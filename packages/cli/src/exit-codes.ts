@@ -21,6 +21,13 @@ export const CLI_ERROR_CODES = [
   'harness-not-found',
   'dir-not-empty',
   'internal',
+  // berm login and the logins it stores.
+  'no-authorization-server',
+  'authorization-server-unreachable',
+  'authorization-failed',
+  'client-id-needed',
+  'login-expired',
+  'login-store-unreadable',
 ] as const;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
@@ -112,6 +119,17 @@ export const EXIT_CODES = {
   'unauthorized': EXIT.badInput,
   // The token's principal lacks the scope the request needs.
   'insufficient-scope': EXIT.badInput,
+  // A stored login that can no longer be refreshed: berm login again, as for a token refused.
+  'login-expired': EXIT.badInput,
+  // berm login asked of a bermd with nothing to log in to, or of a server that needs a --client-id: the command was used wrongly.
+  'no-authorization-server': EXIT.badInput,
+  'client-id-needed': EXIT.badInput,
+  // The file berm login keeps its tokens in is not one berm can read.
+  'login-store-unreadable': EXIT.badInput,
+  // The authorization server cannot be reached: as for the daemon, trying again later may work.
+  'authorization-server-unreachable': EXIT.unreachable,
+  // The authorization server, or the browser's answer, refused the login: the command's negative answer.
+  'authorization-failed': EXIT.negative,
   // The daemon does not answer to the name the address uses (a proxy it was not told of: --allowed-host).
   'forbidden-host': EXIT.badInput,
   'forbidden-origin': EXIT.badInput,

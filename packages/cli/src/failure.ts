@@ -79,7 +79,9 @@ export function describeFailure(thrown: unknown, helpCommand: string): Failure {
     message: err.message,
   };
   if (status !== undefined && json.status === undefined) json.status = status;
-  const line = code === 'insufficient-scope' ? withScopeHint(err.message, json.scope, (err as { url?: unknown }).url) : err.message;
+  // A CliError restating the 403 (a stored login's, login/refusal.ts) already says what to do.
+  const hinted = code === 'insufficient-scope' && !(err instanceof CliError);
+  const line = hinted ? withScopeHint(err.message, json.scope, (err as { url?: unknown }).url) : err.message;
   return { code, line, json, exit: exitCodeFor(code, status) };
 }
 

@@ -39,11 +39,26 @@ import { answeredError, describe, errorOfBody, RefusalBodies, refusedScope, stat
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 
+/**
+ * The bearer token the relay sends, as the SDK's transport asks for it (its `AuthProvider`): `token` before
+ * every request, and `onUnauthorized` once bermd answers 401, after which the request is sent again with
+ * what `token` gives then, so that a refreshed token keeps the client's session. `onUnauthorized` throws
+ * when there is nothing better to send, and the request is answered with `unauthorized`'s advice.
+ */
+export interface BridgeTokens {
+  token(): Promise<string | undefined>;
+  onUnauthorized(): Promise<void>;
+  /** What the client is told when bermd at `where` refuses the token: what to do about it. */
+  unauthorized(where: string): string;
+  /** What to add when bermd refuses a request for `scope`, which the token lacks: how to get it, when the relay knows. */
+  lacking?(scope: string): string | undefined;
+}
+
 export interface BridgeOptions {
   /** bermd's MCP endpoint, `http://127.0.0.1:7477/mcp`. */
   endpoint: URL;
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string;
+  /** Sent as `Authorization: Bearer <token>`; none by default. */
+  tokens?: BridgeTokens;
   stdin?: Readable;
   stdout?: Writable;
   /** Where the relay says what happens to it, one line at a time (stderr). */
@@ -121,8 +136,6 @@ export class McpBridge {
 
   /** A transport to bermd whose session streams (the 2025 GET stream) report when they end. */
   private upstream(): StreamableHTTPClientTransport {
-    const headers: Record<string, string> = {};
-    if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
     const watched = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const response = await fetch(input, init);
       if (response.status === 403) this.refusals.keep(init?.body, await response.clone().text());
@@ -136,9 +149,10 @@ export class McpBridge {
       return new Response(readable, { status: response.status, statusText: response.statusText, headers: response.headers });
     };
     const up = new StreamableHTTPClientTransport(this.options.endpoint, {
-      requestInit: { headers },
+      authProvider: this.options.tokens,
       fetch: watched,
-      // BERM_TOKEN is what it is: a 403 naming a scope goes back to the client (answerError), never to a re-authorization.
+      // A 403 naming a scope goes back to the client (answerError), never to a re-authorization: a login
+      // with more scopes is the user's to ask for.
       onInsufficientScope: 'throw',
       // The relay reconnects itself, to a new session when bermd restarted.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
@@ -211,19 +225,23 @@ export class McpBridge {
   /**
    * Answers a request the relay could not send. bermd's own JSON-RPC error (a 503 `session-cap`) is the
    * answer, as bermd gave it, and so is its 403 for a scope the token lacks (kept by the relay's fetch,
-   * since the SDK throws without it); otherwise the relay says what happened. A client may show the message.
+   * since the SDK throws without it), with how to get the scope where the token source knows (a stored
+   * login); otherwise the relay says what happened. A client may show the message.
    */
   private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
     const where = this.options.endpoint.href;
     const kept = errorOfBody(this.refusals.take(request.id));
     const scope = refusedScope(e);
     const said = scope !== undefined ? kept : status === undefined || status === 401 ? undefined : answeredError(e);
+    const lacking = (kept?.data as { scope?: unknown } | undefined)?.scope;
+    const advice = scope === undefined ? undefined : this.options.tokens?.lacking?.(typeof lacking === 'string' ? lacking : scope);
     if (said !== undefined) {
-      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(said.message) } });
+      const message = advice === undefined ? said.message : `${said.message}; ${advice}`;
+      await this.toClient({ jsonrpc: '2.0', id: request.id, error: { ...said, message: printable(message) } });
       return;
     }
     if (scope !== undefined) {
-      const message = `bermd at ${where} refused ${request.method} (403 insufficient_scope): set BERM_TOKEN to a token holding ${scope}`;
+      const message = `bermd at ${where} refused ${request.method} (403 insufficient_scope): ${advice ?? `set BERM_TOKEN to a token holding ${scope}`}`;
       await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: REFUSED_CODE, message: printable(message) } });
       return;
     }
@@ -231,7 +249,7 @@ export class McpBridge {
       status === undefined
         ? `bermd is not reachable at ${where} (${describe(e)}); berm mcp keeps trying, and the request can be sent again`
         : status === 401
-          ? `bermd at ${where} refused the token (401): set BERM_TOKEN to the daemon's token`
+          ? (this.options.tokens?.unauthorized(where) ?? `bermd at ${where} asks for a token (401): set BERM_TOKEN, or run berm login`)
           : `bermd at ${where} ${describe(e)}`;
     await this.toClient({ jsonrpc: '2.0', id: request.id, error: { code: UNREACHABLE_CODE, message: printable(message) } });
   }
@@ -398,10 +416,10 @@ export function mcpEndpoint(daemon: string): URL {
 }
 
 /** Relays this process's stdin and stdout to the bermd at `daemon` until stdin closes; diagnostics go to stderr. */
-export async function runBridge(daemon: string, token: string | undefined): Promise<string> {
+export async function runBridge(daemon: string, tokens: BridgeTokens): Promise<string> {
   const endpoint = mcpEndpoint(daemon);
   // Every line is made printable here, in one place: most quote what answered at the address.
-  const bridge = new McpBridge({ endpoint, token, log: (line) => process.stderr.write(`berm mcp: ${printable(line)}\n`) });
+  const bridge = new McpBridge({ endpoint, tokens, log: (line) => process.stderr.write(`berm mcp: ${printable(line)}\n`) });
   await bridge.start();
   await bridge.done;
   return endpoint.href;

@@ -216,7 +216,7 @@ describe('crab inspect with a daemon address', { timeout: 90_000 }, () => {
 });
 
 describe('the daemon commands with a token', { timeout: 90_000 }, () => {
-  it('send BERM_TOKEN; without it the daemon says unauthorized (exit 2)', async () => {
+  it('send --token or BERM_TOKEN; without either the daemon says unauthorized (exit 2), and how to give one', async () => {
     const dir = await tempDir('berm-cli-token-');
     await writeFile(path.join(dir, 'token'), 'cli-token');
     const guarded = await startDaemon({ args: ['--token-file', path.join(dir, 'token')] });
@@ -226,6 +226,14 @@ describe('the daemon commands with a token', { timeout: 90_000 }, () => {
       r = await runCli(['ls'], { bin: 'berm', env: { BERM_URL: guarded.url, BERM_TOKEN: undefined } });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('Authorization: Bearer');
+      expect(r.stderr).toContain(`run berm login --url ${guarded.url}, or give one with --token or BERM_TOKEN`);
+      // --token is the flag BERM_TOKEN stands for, and wins over it.
+      r = await runCli(['ls', '--json', '--token', 'cli-token'], { bin: 'berm', env: { BERM_URL: guarded.url, BERM_TOKEN: 'wrong' } });
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).map((h: { name: string }) => h.name)).toEqual(['echo']);
+      r = await runCli(['undeploy', 'echo', '--token', 'wrong'], { bin: 'berm', env: { BERM_URL: guarded.url } });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('refused the token given with --token or BERM_TOKEN');
     } finally {
       await guarded.stop();
       await removeDir(guarded.stateDir);

@@ -291,7 +291,7 @@ describe('berm mcp', () => {
 
         const bad = new Client({ name: 'no-token', version: '0' });
         const refused = await bad.connect(new StdioClientTransport({ ...recipe(guarded.url), stderr: 'ignore' })).catch((e: unknown) => e);
-        expect((refused as Error).message).toMatch(/refused the token \(401\): set BERM_TOKEN/);
+        expect((refused as Error).message).toMatch(/asks for a token \(401\): run berm login --url http:\S+, or set BERM_TOKEN/);
         await bad.close();
       } finally {
         await guarded.stop();

@@ -11,6 +11,7 @@ import { formatBreaksMarkdown } from '../format/breaks/markdown.js';
 import { formatBreaksText } from '../format/breaks/text.js';
 import { CliError } from '../failure.js';
 import { inputError, readImageOrManifest } from '../input.js';
+import { tokenFlag } from '../token-flag.js';
 
 export const BREAK_FORMATS = ['text', 'json', 'github', 'markdown'] as const;
 
@@ -45,12 +46,13 @@ export default class Breaks extends BaseCommand {
       env: 'BERM_URL',
       helpValue: 'URL',
     }),
+    token: tokenFlag,
   };
 
   async run(): Promise<Break[]> {
     const { args, flags } = await this.parse(Breaks);
     // One after the other, so that when both are bad the one reported is always OLD.
-    const old = await this.readOld(args.old, flags.url);
+    const old = await this.readOld(args.old, flags);
     const next = await readImageOrManifest(args.new);
     const found = old.breaks(next);
     if (found.length > 0) this.answerNegatively('breaks-found');
@@ -62,7 +64,8 @@ export default class Breaks extends BaseCommand {
    * OLD as a file when the path exists or no daemon address is given; otherwise, when it is a
    * harness name, the manifest of the image deployed under that name.
    */
-  private async readOld(old: string, url: string | undefined): Promise<Manifest> {
+  private async readOld(old: string, flags: { url?: string; token?: string }): Promise<Manifest> {
+    const { url } = flags;
     // The harness name rule (spec §5): what OLD must look like to be read as a deployed harness.
     const named = isHarnessName(old);
     if (!named || (await pathExists(old))) return readImageOrManifest(old);
@@ -80,8 +83,8 @@ export default class Breaks extends BaseCommand {
         throw e;
       }
     }
-    const [{ connect }, { isBermClientError }] = await Promise.all([import('../daemon.js'), import('@berm/client')]);
-    const client = connect(url);
+    const { isBermClientError } = await import('@berm/client');
+    const client = await this.connect(flags);
     let manifest: unknown;
     try {
       manifest = (await client.get(old)).manifest;

@@ -4,7 +4,7 @@ import * as Flags from '@oclif/core/flags';
 import { isBermClientError, type DeployResult } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
-import { connect, daemonFlags } from '../daemon.js';
+import { daemonFlags } from '../daemon.js';
 import { shortDigest } from '../format/harness.js';
 import { CliError } from '../failure.js';
 import { isBreaksCallers, renderRefusal, renderReported, windowText } from '../format/gate.js';
@@ -55,7 +55,7 @@ export default class Deploy extends BaseCommand {
     } catch (e) {
       throw inputError(args.image, e);
     }
-    const client = connect(flags.url);
+    const client = await this.connect(flags);
     let result: DeployResult;
     try {
       result = await client.deploy(args.name, bytes, {
@@ -65,8 +65,8 @@ export default class Deploy extends BaseCommand {
         grants: flags.grant,
       });
     } catch (e) {
-      // A refusal is the daemon's answer about this image: said as such, with its code and status kept. A
-      // refused token (401) or a principal without the scope (403) is about the token, and said as such.
+      // A refusal is the daemon's answer about this image: said as such, with its code and status kept.
+      // bermd's 401 and 403 are about the token, not the image: they are restated for it where every command's are.
       if (isBermClientError(e) && e.status !== undefined && e.status !== 401 && e.code !== 'insufficient-scope') {
         let why = e.message;
         if (isBreaksCallers(e.body)) {

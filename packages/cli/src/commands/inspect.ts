@@ -6,6 +6,7 @@ import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { renderManifest } from '../format/manifest.js';
 import { readImage } from '../input.js';
+import { tokenFlag } from '../token-flag.js';
 
 export default class Inspect extends BaseCommand {
   static summary = 'Print the manifest an image carries.';
@@ -25,6 +26,7 @@ export default class Inspect extends BaseCommand {
       env: 'BERM_URL',
       helpValue: 'URL',
     }),
+    token: tokenFlag,
   };
 
   async run(): Promise<ManifestData> {
@@ -43,10 +45,9 @@ export default class Inspect extends BaseCommand {
    * no daemon address is given, and then nothing is marked. Only the human view asks: `--json`
    * is the manifest and nothing else.
    */
-  protected async deployedPrograms(flags: { url?: string }): Promise<ReadonlySet<string> | undefined> {
+  protected async deployedPrograms(flags: { url?: string; token?: string }): Promise<ReadonlySet<string> | undefined> {
     if (flags.url === undefined) return undefined;
-    const { connect } = await import('../daemon.js');
-    const client = connect(flags.url);
+    const client = await this.connect(flags);
     try {
       return new Set((await client.list()).map((h) => h.name));
     } finally {

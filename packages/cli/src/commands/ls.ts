@@ -1,7 +1,7 @@
 import type { HarnessSummary } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
-import { connect, daemonFlags } from '../daemon.js';
+import { daemonFlags } from '../daemon.js';
 import { ago, deployedByText, grantsText, limitsText, shortDigest } from '../format/harness.js';
 import type { Paint } from '../format/paint.js';
 import { printableDeep } from '../format/printable.js';
@@ -16,7 +16,7 @@ export default class Ls extends BaseCommand {
 
   async run(): Promise<HarnessSummary[]> {
     const { flags } = await this.parse(Ls);
-    const client = connect(flags.url);
+    const client = await this.connect(flags);
     let list: HarnessSummary[];
     try {
       list = await client.list();

@@ -1,6 +1,6 @@
 import * as Args from '@oclif/core/args';
 import { BaseCommand } from '../base-command.js';
-import { connect, daemonFlags } from '../daemon.js';
+import { daemonFlags } from '../daemon.js';
 
 export default class Undeploy extends BaseCommand {
   static summary = 'Remove a deployed harness.';
@@ -16,7 +16,7 @@ export default class Undeploy extends BaseCommand {
 
   async run(): Promise<{ name: string; undeployed: true }> {
     const { args, flags } = await this.parse(Undeploy);
-    const client = connect(flags.url);
+    const client = await this.connect(flags);
     try {
       await client.undeploy(args.name);
     } finally {

@@ -25,10 +25,26 @@ export interface RunOptions {
   cwd?: string;
 }
 
-/** The environment with everything that decides colour or a daemon address taken out. */
+/**
+ * A config directory no test writes to and none creates: commands run with it find no login stored, whatever
+ * the user running the tests has stored in theirs. A test of stored logins gives its own XDG_CONFIG_HOME.
+ */
+export const NO_CONFIG = join(tmpdir(), `berm-test-no-config-${process.pid}`);
+
+/** The environment with everything that decides colour, a daemon address or a stored login taken out. */
 function neutralEnv(overrides: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['FORCE_COLOR', 'NO_COLOR', 'TF_BUILD', 'BERM_URL', 'CRAB_CONTENT_TYPE', 'BERM_CONTENT_TYPE', 'DEBUG', 'NODE_ENV'])
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: NO_CONFIG };
+  for (const name of [
+    'FORCE_COLOR',
+    'NO_COLOR',
+    'TF_BUILD',
+    'BERM_URL',
+    'BERM_TOKEN',
+    'CRAB_CONTENT_TYPE',
+    'BERM_CONTENT_TYPE',
+    'DEBUG',
+    'NODE_ENV',
+  ])
     delete env[name];
   for (const [name, value] of Object.entries(overrides)) {
     if (value === undefined) delete env[name];

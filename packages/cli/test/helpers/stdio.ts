@@ -6,7 +6,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { exited } from '../../../bermd/test/daemon.js';
-import { repoRoot } from './cli.js';
+import { NO_CONFIG, repoRoot } from './cli.js';
 
 /**
  * What the README's stdio recipe runs: `berm mcp`, with the daemon's address in BERM_URL. `berm` is found
@@ -22,6 +22,7 @@ export function recipe(url: string, env: Record<string, string> = {}): { command
       ...inherited,
       PATH: [join(repoRoot, 'bin'), dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
       BERM_URL: url,
+      XDG_CONFIG_HOME: NO_CONFIG,
       ...env,
     },
   };
