@@ -239,8 +239,11 @@ describe('bindings across restarts', () => {
         }),
       ]);
       const table = await runCli(['ls'], { bin: 'berm', env: after });
-      const row = table.stdout.trimEnd().split('\n')[1]!.split(/ {3,}/);
-      expect(row.slice(6)).toEqual(['2s/1M/64K/1', 'berm.http.fetch=api.example.net:8443 secret=example']);
+      const [header, row] = table.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split(/ {3,}/));
+      expect(row!.slice(header!.indexOf('LIMITS'))).toEqual(['2s/1M/64K/1', 'berm.http.fetch=api.example.net:8443 secret=example']);
     } finally {
       await d.stop();
       await removeDir(stateDir);
