@@ -244,6 +244,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           issuer: config.oauthIssuer,
           resource: config.resource,
           introspectionClient: config.introspectionClient,
+          clockSkewSeconds: config.oauthClockSkewMs === undefined ? undefined : config.oauthClockSkewMs / 1000,
           logger,
         });
   // Before listening, so that a bermd whose authorization server answers verifies tokens from its first

@@ -158,6 +158,15 @@ export const SETTINGS = [
     help: "file holding CLIENT_ID:CLIENT_SECRET, bermd's own client at the authorization server: opaque tokens are asked about with it (RFC 7662)",
   },
   {
+    flag: 'oauth-clock-skew',
+    code: 'oauthClockSkewMs',
+    kind: 'duration',
+    zeroMeansNone: true,
+    default: MINUTE_MS,
+    max: HOUR_MS,
+    help: "how far apart bermd's clock and the authorization server's may be when a token's exp and nbf are checked: 60s, 5m; 0s none",
+  },
+  {
     flag: 'oauth-page-client',
     code: 'oauthPageClient',
     kind: 'string',

@@ -27,6 +27,8 @@ export interface IntrospectionOptions {
   resource: string;
   endpoint: string;
   client: IntrospectionClient;
+  /** `--oauth-clock-skew`, in seconds; `CLOCK_SKEW_SECONDS` when unset. */
+  clockSkewSeconds?: number;
 }
 
 function audienceIncludes(aud: unknown, resource: string): boolean {
@@ -53,8 +55,9 @@ export class Introspection {
     if (!audienceIncludes(claims.aud, this.options.resource))
       return { refused: `the token is not for this resource: its audience (aud) does not include ${this.options.resource}` };
     const now = Date.now() / 1000;
-    if (typeof claims.exp === 'number' && claims.exp + CLOCK_SKEW_SECONDS <= now) return { refused: 'the token has expired' };
-    if (typeof claims.nbf === 'number' && claims.nbf - CLOCK_SKEW_SECONDS > now) return { refused: 'the token is not valid yet (nbf)' };
+    const skew = this.options.clockSkewSeconds ?? CLOCK_SKEW_SECONDS;
+    if (typeof claims.exp === 'number' && claims.exp + skew <= now) return { refused: 'the token has expired' };
+    if (typeof claims.nbf === 'number' && claims.nbf - skew > now) return { refused: 'the token is not valid yet (nbf)' };
     const principal = principalOfClaims(claims);
     if (!('refused' in principal)) this.accepted.set(token, principal, claims.exp);
     return principal;

@@ -12,14 +12,15 @@ import { BermdError } from '../errors.js';
 import type { TokenRefusal } from './authentication.js';
 import { principalOfClaims } from './claims.js';
 import type { Principal } from './principal.js';
+import { numberDefault } from '../limits.js';
 import { TokenCache } from './token-cache.js';
 
 /**
  * How far apart bermd's clock and the authorization server's may be before `exp` and `nbf` are held
- * against a token: a minute, enough for clocks kept by NTP and short beside token lifetimes of minutes
- * to hours, so an expired token is refused soon after its end.
+ * against a token, by default (`--oauth-clock-skew`): a minute, enough for clocks kept by NTP and short
+ * beside token lifetimes of minutes to hours, so an expired token is refused soon after its end.
  */
-export const CLOCK_SKEW_SECONDS = 60;
+export const CLOCK_SKEW_SECONDS = numberDefault('oauth-clock-skew') / 1000;
 
 /**
  * The signature algorithms accepted: asymmetric ones alone. `none` signs nothing, and an HS* token is
@@ -37,6 +38,8 @@ export interface JwtVerifierOptions {
   jwksUri: string;
   /** The least time between two fetches of the key set for an unknown `kid`; jose's 30 s when unset. */
   cooldownMs?: number;
+  /** `--oauth-clock-skew`, in seconds; `CLOCK_SKEW_SECONDS` when unset. */
+  clockSkewSeconds?: number;
 }
 
 /** Whether `token` has the shape of a signed JWT: three base64url parts (JWS compact serialisation). */
@@ -63,7 +66,7 @@ export class JwtVerifier {
         issuer: this.options.issuer,
         audience: this.options.resource,
         algorithms: JWT_ALGORITHMS,
-        clockTolerance: CLOCK_SKEW_SECONDS,
+        clockTolerance: this.options.clockSkewSeconds ?? CLOCK_SKEW_SECONDS,
         requiredClaims: ['exp'],
       });
       claims = verified.payload;

@@ -31,6 +31,8 @@ export interface ResourceServerOptions {
   resource: string;
   /** `--oauth-introspection-client`'s credentials: opaque tokens are introspected with them. */
   introspectionClient?: IntrospectionClient;
+  /** `--oauth-clock-skew`, in seconds. */
+  clockSkewSeconds?: number;
   logger: Logger;
 }
 
@@ -131,11 +133,17 @@ export class ResourceServer implements TokenVerifier {
     }
     this.ready = {
       metadata,
-      jwt: metadata.jwksUri === undefined ? undefined : new JwtVerifier({ issuer, resource, jwksUri: metadata.jwksUri }),
+      jwt: metadata.jwksUri === undefined ? undefined : new JwtVerifier({ issuer, resource, jwksUri: metadata.jwksUri, clockSkewSeconds: this.options.clockSkewSeconds }),
       introspection:
         introspectionClient === undefined || metadata.introspectionEndpoint === undefined
           ? undefined
-          : new Introspection({ issuer, resource, endpoint: metadata.introspectionEndpoint, client: introspectionClient }),
+          : new Introspection({
+              issuer,
+              resource,
+              endpoint: metadata.introspectionEndpoint,
+              client: introspectionClient,
+              clockSkewSeconds: this.options.clockSkewSeconds,
+            }),
     };
     logger.info(
       {
