@@ -133,7 +133,10 @@ export class ResourceServer implements TokenVerifier {
     }
     this.ready = {
       metadata,
-      jwt: metadata.jwksUri === undefined ? undefined : new JwtVerifier({ issuer, resource, jwksUri: metadata.jwksUri, clockSkewSeconds: this.options.clockSkewSeconds }),
+      jwt:
+        metadata.jwksUri === undefined
+          ? undefined
+          : new JwtVerifier({ issuer, resource, jwksUri: metadata.jwksUri, clockSkewSeconds: this.options.clockSkewSeconds }),
       introspection:
         introspectionClient === undefined || metadata.introspectionEndpoint === undefined
           ? undefined
