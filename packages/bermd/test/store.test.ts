@@ -4,7 +4,15 @@
 // store-crash.test.ts.
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { digestOf, emptyUsage, type HarnessMeta, type HarnessStore, Registry, type StoredHead } from '../dist/deploy/index.js';
+import {
+  digestOf,
+  emptyUsage,
+  type HarnessMeta,
+  type HarnessStore,
+  type HistoryEntry,
+  Registry,
+  type StoredHead,
+} from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { Manifest } from '@berm/manifest';
 import { codeOf, ticking } from './core.js';
@@ -28,8 +36,8 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     await site?.dispose();
   });
 
-  async function registry(now?: () => Date, breaksWindowMs?: number): Promise<Registry> {
-    const r = await Registry.open({ stateDir: '', store: await site.open(), logger, now, breaksWindowMs });
+  async function registry(now?: () => Date, breaksWindowMs?: number, replica = 'replica-a'): Promise<Registry> {
+    const r = await Registry.open({ stateDir: '', store: await site.open(), logger, now, breaksWindowMs, replica });
     opened.push(r);
     return r;
   }
@@ -166,7 +174,7 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
       last_used_at: null,
       used: emptyUsage(),
     };
-    await s.transaction('h', (tx) => tx.save(bytes, meta, Manifest.fromImage(bytes).data));
+    await s.transaction('h', (tx) => tx.save(bytes, meta, Manifest.fromImage(bytes).data, entryOf(bytes)));
     await s.saveUsage('h', { tools: { a: '2026-02-01T00:00:00.000Z' }, events: {} }, '2026-02-01T00:00:00.000Z');
     await s.saveUsage(
       'h',
@@ -204,7 +212,7 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     const one = a.transaction('h', async (tx) => {
       entered();
       await held;
-      await tx.save(first, meta(first), Manifest.fromImage(first).data);
+      await tx.save(first, meta(first), Manifest.fromImage(first).data, entryOf(first));
       return tx.current;
     });
     await holding;
@@ -240,6 +248,75 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect(again.get('h')).toMatchObject({ digest: digestOf(bytes), bindings: {} });
   });
 
+  it('keeps a history of every answered deploy and undeploy, newest first, past the undeploy', async () => {
+    const r = await registry(ticking());
+    const one = await harnessImage(manifestWithTools(['a', 'b'], { version: '0.1.0' }));
+    const two = await harnessImage(manifestWithTools(['a'], { version: '0.2.0' }));
+    await r.deploy('h', one, { by: 'alice' });
+    r.recordUse('h', { tool: 'b' }, new Date(Date.UTC(2026, 0, 1)));
+    expect(await codeOf(r.deploy('h', two, { by: 'bob' }))).toBe('breaks-callers');
+    await r.deploy('h', two, { by: 'bob', dryRun: true, force: true });
+    const forced = await r.deploy('h', two, { by: 'bob', force: true });
+    await r.undeploy('h', { by: 'carol' });
+    const { entries, next_cursor } = await r.history('h');
+    expect(next_cursor).toBeNull();
+    expect(entries.map((e) => [e.action, e.principal, e.replica, e.from?.version ?? null, e.to?.version ?? null, e.forced])).toEqual([
+      ['undeploy', 'carol', 'replica-a', '0.2.0', null, false],
+      ['deploy', 'bob', 'replica-a', '0.1.0', '0.2.0', true],
+      ['deploy', 'alice', 'replica-a', null, '0.1.0', false],
+    ]);
+    const [gone, replaced, first] = entries as [HistoryEntry, HistoryEntry, HistoryEntry];
+    expect(replaced.from?.digest).toBe(digestOf(one));
+    expect(replaced.to?.digest).toBe(digestOf(two));
+    expect(replaced.forced_past.map((b) => [b.code, b.tool])).toEqual([['tool-removed', 'b']]);
+    expect(replaced.reported).toEqual(forced.reported);
+    expect(replaced.notices).toEqual(forced.notices);
+    expect(gone.from?.digest).toBe(digestOf(two));
+    expect(first.at < replaced.at && replaced.at < gone.at).toBe(true);
+    // A new process reads the same history from the store.
+    expect((await (await store()).history('h')).entries).toEqual(entries);
+    // A name never deployed has none; an undeploy of nothing adds none.
+    expect(await codeOf(r.undeploy('h'))).toBe('not-found');
+    expect((await r.history('h')).entries).toHaveLength(3);
+    expect(await r.history('never')).toEqual({ entries: [], next_cursor: null });
+  });
+
+  it('pages history newest first with an opaque cursor, and refuses a cursor it did not give', async () => {
+    const r = await registry(ticking());
+    // Ten, so that positions of one digit and of two meet on one page.
+    const versions = ['0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0', '0.7.0', '0.8.0', '0.9.0', '0.10.0'];
+    for (const version of versions) await r.deploy('h', await harnessImage(manifestWithTools(['a'], { version })));
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await r.history('h', { cursor, limit: 4 });
+      expect(page.entries.length).toBeLessThanOrEqual(4);
+      seen.push(...page.entries.map((e) => e.to!.version!));
+      cursor = page.next_cursor ?? undefined;
+      pages += 1;
+    } while (cursor !== undefined && pages < 10);
+    expect(seen).toEqual([...versions].reverse());
+    expect(pages).toBe(3);
+    expect((await r.history('h')).entries).toHaveLength(versions.length);
+    expect(await codeOf(r.history('h', { cursor: 'not-a-cursor' }))).toBe('bad-request');
+  });
+
+  it('shares history between two processes on one store (PostgreSQL: two replicas)', async (context) => {
+    if (kind.name !== 'postgres') context.skip('a state directory belongs to one process');
+    const a = await registry(ticking(), undefined, 'replica-a');
+    const b = await registry(ticking(Date.UTC(2026, 0, 2)), undefined, 'replica-b');
+    const [one, two] = [await harnessImage(manifestWithTools(['a'])), await harnessImage(manifestWithTools(['a', 'b']))];
+    await Promise.all([a.deploy('h', one, { by: 'alice' }), b.deploy('h', two, { by: 'bob' })]);
+    const { entries } = await b.history('h');
+    expect(entries.map((e) => e.replica).sort()).toEqual(['replica-a', 'replica-b']);
+    // Serialised: the later entry replaced what the earlier one deployed.
+    const [later, earlier] = entries as [HistoryEntry, HistoryEntry];
+    expect(earlier.from).toBeNull();
+    expect(later.from?.digest).toBe(earlier.to?.digest);
+    expect((await a.history('h')).entries).toEqual(entries);
+  });
+
   it('lists heads and names sorted as the registry sorts them', async () => {
     const r = await registry();
     const bytes = await harnessImage();
@@ -250,6 +327,23 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect(new Set((await s.heads()).map((h) => h.revision)).size).toBe(3);
   });
 });
+
+/** A history entry for a deploy of `bytes` made through the store's own interface. */
+function entryOf(bytes: Uint8Array): HistoryEntry {
+  const version = Manifest.fromImage(bytes).data.version;
+  return {
+    action: 'deploy',
+    at: '2026-01-01T00:00:00.000Z',
+    principal: null,
+    replica: 'test',
+    from: null,
+    to: { digest: digestOf(bytes), version },
+    forced: false,
+    forced_past: [],
+    reported: [],
+    notices: [],
+  };
+}
 
 /** Resolves once a second transaction waits for the hold the first has: on PostgreSQL, its advisory lock shows as not granted. */
 async function waitingForHold(site: StoreSite, kind: string): Promise<void> {

@@ -29,6 +29,7 @@ class FailingUsage implements HarnessStore {
   sweep = () => this.inner.sweep();
   readImage = (name: string) => this.inner.readImage(name);
   transaction: HarnessStore['transaction'] = (name, work) => this.inner.transaction(name, work);
+  history: HarnessStore['history'] = (name, query) => this.inner.history(name, query);
   close = () => this.inner.close();
   async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {
     this.tried++;

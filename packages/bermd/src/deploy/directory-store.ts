@@ -20,6 +20,17 @@
  * bindings recorded for the new digest. A digest without recorded bindings has the defaults, which is
  * also what a deploy without bindings stores, so a deploy without them needs no first write.
  *
+ * History. Each name's entries are `<state>/history/<name>.json` (its sequence counter and at most
+ * MAX_HISTORY_ENTRIES entries, oldest first), replaced whole as the other files are, and kept past an
+ * undeploy. An entry cannot be renamed into place at the same instant as the image, so it travels in the
+ * metadata as `pending`: a deploy's first metadata write (now made for every deploy) carries it beside
+ * the old image, the final metadata carries it too, and it joins the history file once its change is
+ * found to have taken effect: the image is the entry's `to` (for a redeploy of the same image, the
+ * metadata's deploy time is the entry's), or for an undeploy, the image is gone. Each deploy and undeploy
+ * appends it once it is durable; what a stop interrupted is settled when the name is next held (a
+ * transaction, a history read, a load's repair, the sweep), and a pending entry whose change never
+ * took effect is dropped. The entry's id keeps a settled entry from being appended twice.
+ *
  * A state directory belongs to one process: a transaction's hold on a name is the in-process queue of
  * that name, and nothing is watched for changes made elsewhere.
  */
@@ -29,21 +40,40 @@ import path from 'node:path';
 import { isHarnessName } from '@berm/protocol';
 import { laterUse, mergeUsage, type UsageRecord } from './gate.js';
 import { KeyedQueue } from './keyed-queue.js';
-import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction } from './store.js';
+import { digestOf } from './checks.js';
+import {
+  cursorPosition,
+  encodeCursor,
+  decodeEntry,
+  type HistoryEntry,
+  type HistoryPage,
+  type HistoryQuery,
+  MAX_HISTORY_ENTRIES,
+  pageSize,
+} from './history.js';
+import type { HarnessMeta, HarnessStore, PendingEntry, StoredHarness, StoredHead, StoreTransaction } from './store.js';
 import { decodeMeta, encodeMeta, onlyCurrent } from './store-codec.js';
 import { checkAgainstImage } from './store-repair.js';
 import { reached } from '../faults.js';
 
 const TEMP_PREFIX = '.tmp-';
 
+/** A history file: the next entry's sequence number, and the entries, oldest first. */
+interface HistoryFile {
+  next: number;
+  entries: Array<{ seq: number; id: string; entry: HistoryEntry }>;
+}
+
 export class DirectoryStore implements HarnessStore {
   readonly dir: string;
+  readonly historyDir: string;
   readonly location: string;
   private readonly holds = new KeyedQueue();
 
   private constructor(stateDir: string, dir: string) {
     this.location = stateDir;
     this.dir = dir;
+    this.historyDir = path.join(stateDir, 'history');
   }
 
   /** Opens (creating it if needed) the store under `stateDir`, removing temp files a stopped deploy left. */
@@ -51,8 +81,11 @@ export class DirectoryStore implements HarnessStore {
     const dir = path.join(stateDir, 'harnesses');
     await mkdir(dir, { recursive: true });
     const store = new DirectoryStore(stateDir, dir);
-    for (const entry of await readdir(dir)) {
-      if (entry.startsWith(TEMP_PREFIX)) await rm(path.join(dir, entry), { force: true });
+    await mkdir(store.historyDir, { recursive: true });
+    for (const d of [dir, store.historyDir]) {
+      for (const entry of await readdir(d)) {
+        if (entry.startsWith(TEMP_PREFIX)) await rm(path.join(d, entry), { force: true });
+      }
     }
     return store;
   }
@@ -82,8 +115,11 @@ export class DirectoryStore implements HarnessStore {
     const image = await this.readImageFile(name);
     if (image === null) return null;
     // A repaired record's deploy time is the image file's: its rename was the deploy's commit.
-    const check = checkAgainstImage(name, image.bytes, await this.readMeta(name), image.mtime.toISOString());
+    const read = await this.readMeta(name);
+    const check = checkAgainstImage(name, image.bytes, read, image.mtime.toISOString());
     if (check.repaired) {
+      // The repair drops the pending entry: settle it first.
+      if (read !== null) await this.settle(name, read);
       await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(check.meta)));
       await this.syncDir();
     }
@@ -115,14 +151,15 @@ export class DirectoryStore implements HarnessStore {
   /** The hold on a name is this process's queue for it: a state directory belongs to one process. */
   transaction<T>(name: string, work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return this.holds.run(name, async () => {
+      await this.settle(name);
       const tx: StoreTransaction = {
         current: await this.head(name),
         readImage: () => this.readImage(name),
-        save: async (bytes, meta) => {
-          await this.save(name, bytes, meta);
+        save: async (bytes, meta, _manifest, entry) => {
+          await this.save(name, bytes, meta, entry);
           return revisionOf(meta);
         },
-        remove: () => this.remove(name),
+        remove: (entry) => this.remove(name, entry),
       };
       return work(tx);
     });
@@ -135,6 +172,7 @@ export class DirectoryStore implements HarnessStore {
       if (!entry.endsWith('.json') || entry.startsWith(TEMP_PREFIX)) continue;
       const name = entry.slice(0, -'.json'.length);
       if (!(await exists(this.imagePath(name)))) {
+        if (isHarnessName(name)) await this.holds.run(name, () => this.settle(name));
         await rm(path.join(this.dir, entry), { force: true });
         removed.push(name);
       }
@@ -173,18 +211,18 @@ export class DirectoryStore implements HarnessStore {
    * Stores an image and its metadata; the image's rename is the commit point (for the same image with new
    * bindings, the first metadata write is). `meta.bindings` holds the new image's bindings, if any.
    */
-  private async save(name: string, bytes: Uint8Array, meta: HarnessMeta): Promise<void> {
+  private async save(name: string, bytes: Uint8Array, meta: HarnessMeta, entry: HistoryEntry): Promise<void> {
+    const pending: PendingEntry = { id: randomBytes(8).toString('hex'), entry };
     const fresh = meta.bindings?.[meta.digest];
-    if (fresh !== undefined) {
-      const current = await this.readMeta(name);
-      const first: HarnessMeta =
-        current === null
-          ? { ...meta, bindings: { [meta.digest]: fresh } }
-          : { ...current, bindings: { ...onlyCurrent(current), [meta.digest]: fresh } };
-      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
-      await this.syncDir();
-      reached('store-bindings-written');
-    }
+    const current = await this.readMeta(name);
+    const first: HarnessMeta =
+      current === null
+        ? { ...meta, bindings: fresh === undefined ? undefined : { [meta.digest]: fresh }, pending }
+        : { ...current, bindings: fresh === undefined ? current.bindings : { ...onlyCurrent(current), [meta.digest]: fresh }, pending };
+    await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
+    await this.syncDir();
+    if (fresh !== undefined) reached('store-bindings-written');
+    meta = { ...meta, pending };
     const imageTemp = await this.writeTemp(name, bytes);
     reached('store-image-written');
     let metaTemp: string | undefined;
@@ -202,6 +240,7 @@ export class DirectoryStore implements HarnessStore {
     }
     await this.syncDir();
     reached('store-synced');
+    await this.appendHistory(name, pending);
   }
 
   async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {
@@ -220,7 +259,16 @@ export class DirectoryStore implements HarnessStore {
   }
 
   /** Removes a harness; the image's unlink is the commit point. Returns false when nothing was stored. */
-  private async remove(name: string): Promise<boolean> {
+  private async remove(name: string, entry: HistoryEntry): Promise<boolean> {
+    const pending: PendingEntry = { id: randomBytes(8).toString('hex'), entry };
+    if (await exists(this.imagePath(name))) {
+      // The entry waits in the metadata; an image without any has it derived first.
+      const meta = (await this.readMeta(name)) ?? (await this.load(name))?.meta ?? null;
+      if (meta !== null) {
+        await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta({ ...meta, pending })));
+        await this.syncDir();
+      }
+    }
     let removed = true;
     try {
       await unlink(this.imagePath(name));
@@ -229,9 +277,80 @@ export class DirectoryStore implements HarnessStore {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
       removed = false;
     }
+    if (removed) await this.appendHistory(name, pending);
     await rm(this.metaPath(name), { force: true });
     await this.syncDir();
     return removed;
+  }
+
+  async history(name: string, query: HistoryQuery = {}): Promise<HistoryPage> {
+    const before = cursorPosition(name, query);
+    const limit = pageSize(query);
+    if (!isHarnessName(name)) return { entries: [], next_cursor: null };
+    const file = await this.holds.run(name, async () => {
+      await this.settle(name);
+      return this.readHistory(name);
+    });
+    const older = file.entries.filter((e) => before === undefined || e.seq < before).reverse();
+    const page = older.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      entries: page.map((e) => e.entry),
+      next_cursor: older.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
+    };
+  }
+
+  /**
+   * Brings a pending entry the metadata carries into the history when its change took effect (see the
+   * module's comment); one whose change did not is left, and the next write replaces it. Under the name's hold.
+   */
+  private async settle(name: string, read?: HarnessMeta): Promise<void> {
+    const meta = read ?? (await this.readMeta(name));
+    if (meta?.pending === undefined) return;
+    const { entry } = meta.pending;
+    let took: boolean;
+    if (entry.to === null) took = !(await exists(this.imagePath(name)));
+    else if (meta.digest === entry.to.digest && meta.deployed_at === entry.at) took = await exists(this.imagePath(name));
+    else if (entry.from?.digest === entry.to.digest) took = false;
+    else {
+      const image = await this.readImage(name);
+      took = image !== null && digestOf(image) === entry.to.digest;
+    }
+    if (took) await this.appendHistory(name, meta.pending);
+  }
+
+  /** Appends `pending` to the history file unless it holds it already, dropping the oldest past the bound. */
+  private async appendHistory(name: string, pending: PendingEntry): Promise<void> {
+    const file = await this.readHistory(name);
+    if (file.entries.some((e) => e.id === pending.id)) return;
+    file.entries.push({ seq: file.next, id: pending.id, entry: pending.entry });
+    file.next += 1;
+    file.entries = file.entries.slice(-MAX_HISTORY_ENTRIES);
+    await this.writeAtomic(this.historyPath(name), Buffer.from(JSON.stringify(file)), this.historyDir);
+    await this.syncDir(this.historyDir);
+  }
+
+  /** The history file, keeping only well-formed entries; empty when there is none or it does not read. */
+  private async readHistory(name: string): Promise<HistoryFile> {
+    let value: { next?: unknown; entries?: unknown };
+    try {
+      value = JSON.parse(await readFile(this.historyPath(name), 'utf8')) as typeof value;
+    } catch {
+      return { next: 1, entries: [] };
+    }
+    const entries: HistoryFile['entries'] = [];
+    for (const e of Array.isArray(value?.entries) ? (value.entries as Array<Record<string, unknown>>) : []) {
+      const entry = decodeEntry(e?.entry);
+      if (entry !== null && Number.isSafeInteger(e.seq) && (e.seq as number) > 0 && typeof e.id === 'string')
+        entries.push({ seq: e.seq as number, id: e.id, entry });
+    }
+    const top = Math.max(0, ...entries.map((e) => e.seq));
+    const next = Number.isSafeInteger(value?.next) && (value.next as number) > top ? (value.next as number) : top + 1;
+    return { next, entries };
+  }
+
+  historyPath(name: string): string {
+    return path.join(this.historyDir, `${name}.json`);
   }
 
   private async readMeta(name: string): Promise<HarnessMeta | null> {
@@ -242,8 +361,8 @@ export class DirectoryStore implements HarnessStore {
     }
   }
 
-  private async writeTemp(name: string, bytes: Uint8Array): Promise<string> {
-    const temp = path.join(this.dir, `${TEMP_PREFIX}${name}-${randomBytes(6).toString('hex')}`);
+  private async writeTemp(name: string, bytes: Uint8Array, dir: string = this.dir): Promise<string> {
+    const temp = path.join(dir, `${TEMP_PREFIX}${name}-${randomBytes(6).toString('hex')}`);
     const handle = await open(temp, 'wx', 0o644);
     try {
       await handle.writeFile(bytes);
@@ -257,8 +376,8 @@ export class DirectoryStore implements HarnessStore {
     return temp;
   }
 
-  private async writeAtomic(target: string, bytes: Uint8Array): Promise<void> {
-    const temp = await this.writeTemp(path.basename(target, path.extname(target)), bytes);
+  private async writeAtomic(target: string, bytes: Uint8Array, dir: string = this.dir): Promise<void> {
+    const temp = await this.writeTemp(path.basename(target, path.extname(target)), bytes, dir);
     try {
       await rename(temp, target);
     } catch (e) {
@@ -268,8 +387,8 @@ export class DirectoryStore implements HarnessStore {
   }
 
   /** Makes the renames themselves durable. */
-  private async syncDir(): Promise<void> {
-    const handle = await open(this.dir, 'r');
+  private async syncDir(dir: string = this.dir): Promise<void> {
+    const handle = await open(dir, 'r');
     try {
       await handle.sync();
     } finally {

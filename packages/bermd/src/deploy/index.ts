@@ -44,6 +44,17 @@ export {
   type UsageRecord,
 } from './gate.js';
 export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './store.js';
+export {
+  decodeEntry,
+  HISTORY_PAGE,
+  MAX_HISTORY_ENTRIES,
+  MAX_HISTORY_PAGE,
+  type HistoryAction,
+  type HistoryEntry,
+  type HistoryImage,
+  type HistoryPage,
+  type HistoryQuery,
+} from './history.js';
 export { DirectoryStore } from './directory-store.js';
 export { decodeBindings, decodeDeployedBy, decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 export { PostgresStore, DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS } from './postgres-store.js';

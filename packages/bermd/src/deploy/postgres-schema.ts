@@ -60,6 +60,23 @@ const MIGRATIONS: Migration[] = [
       COMMENT ON COLUMN berm_harness.deployed_by IS 'bermd: the principal whose deploy this is, when deployed_by_revision is revision; else unknown';
     `,
   },
+  {
+    version: 3,
+    does: "each harness's deploy history, kept past its undeploy",
+    // No reference to berm_harness: an entry outlives the row it describes. Ids come from the revision
+    // sequence, which a deploy already draws from, so a role granted what schema 1 and 2 needed needs
+    // nothing more than the table itself; they order entries as they committed under a name's lock.
+    sql: `
+      CREATE TABLE berm_history (
+        id bigint PRIMARY KEY DEFAULT nextval('berm_revision'),
+        harness text NOT NULL,
+        at timestamptz NOT NULL,
+        entry jsonb NOT NULL
+      );
+      CREATE INDEX berm_history_by_harness ON berm_history (harness, id);
+      COMMENT ON TABLE berm_history IS 'bermd: every answered deploy, undeploy and rollback of each harness name, newest by id';
+    `,
+  },
 ];
 
 /** The version this bermd brings a database to. */

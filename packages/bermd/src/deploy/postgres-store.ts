@@ -5,6 +5,7 @@
  * `berm_harness` holds a row per name: the image (the source of truth), its digest and manifest, the
  * operator's bindings for it, the deploy time and who deployed it, and a revision drawn from a sequence
  * on every deploy.
+ * `berm_history` holds each name's deploy history, past its undeploy (`postgres-history.ts`).
  * `berm_usage` holds, per name, when each tool ran and each event was emitted last. The store is this
  * class and, beside it, a module per concern:
  *
@@ -31,7 +32,9 @@ import { isHarnessName, settingByFlag } from '@berm/protocol';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { emptyUsage, type UsageRecord } from './gate.js';
+import type { HistoryPage, HistoryQuery } from './history.js';
 import { reasonOf, storeFailure } from './postgres-errors.js';
+import { readHistory } from './postgres-history.js';
 import { StoreListener } from './postgres-listener.js';
 import { encodeNotification } from './postgres-notification.js';
 import {
@@ -216,6 +219,10 @@ export class PostgresStore implements HarnessStore {
 
   transaction<T>(name: string, work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     return holdName(this.pool, name, { location: this.location, lockWaitMs: this.lockWaitMs }, work);
+  }
+
+  history(name: string, query: HistoryQuery = {}): Promise<HistoryPage> {
+    return readHistory((text, values) => this.query(text, values), name, query);
   }
 
   async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { reached } from '../faults.js';
 import { storeFailure } from './postgres-errors.js';
 import { encodeNotification } from './postgres-notification.js';
+import { appendHistory } from './postgres-history.js';
 import { HEAD_SELECT, type HeadRow, headsOf, latestUse, MERGE_USAGE_QUIETLY, SAVE, usageArrays } from './postgres-rows.js';
 import { CHANNEL, inTransaction, LOCK_CLASS } from './postgres-schema.js';
 import type { StoreTransaction } from './store.js';
@@ -46,7 +47,7 @@ export async function holdName<T>(
         current: headsOf(rows)[0] ?? null,
         readImage: async () =>
           (await client.query<{ image: Buffer }>('SELECT image FROM berm_harness WHERE name = $1', [name])).rows[0]?.image ?? null,
-        save: async (bytes, meta, manifest) => {
+        save: async (bytes, meta, manifest, entry) => {
           const own = meta.bindings?.[meta.digest];
           const { rows: saved } = await client.query<{ revision: string }>(SAVE, [
             name,
@@ -59,13 +60,15 @@ export async function holdName<T>(
             meta.deployed_by ?? null,
           ]);
           await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used), latestUse()]);
+          await appendHistory(client, name, entry);
           await notify();
           reached('pg-deploy-written');
           wrote = 'deploy';
           return saved[0]!.revision;
         },
-        remove: async () => {
+        remove: async (entry) => {
           const { rowCount } = await client.query('DELETE FROM berm_harness WHERE name = $1', [name]);
+          if (rowCount !== 0) await appendHistory(client, name, entry);
           reached('pg-undeploy-deleted');
           if (rowCount === 0) return false;
           await notify();

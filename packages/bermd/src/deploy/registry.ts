@@ -12,6 +12,7 @@
  * like one made here; a periodic reconciliation, and one after each reconnection, catches what a missed
  * notification would have told.
  */
+import { hostname } from 'node:os';
 import { Manifest } from '@berm/manifest';
 import type { DeployResult, GrantSet, HarnessDetail, HarnessSummary, Limits, Notice } from '@berm/protocol';
 import type { Logger } from 'pino';
@@ -20,6 +21,7 @@ import { DEFAULT_LIMITS } from '../limits.js';
 import { admit, type AdmissionPolicy, type CheckedHarness } from './admission.js';
 import { isDefaultBindings, type BindingRequest, type Bindings } from './bindings.js';
 import { DirectoryStore } from './directory-store.js';
+import type { HistoryEntry, HistoryPage, HistoryQuery } from './history.js';
 import {
   breaksCallersError,
   DEFAULT_BREAKS_WINDOW_MS,
@@ -97,6 +99,8 @@ export interface RegistryOptions {
   bounds?: Limits;
   /** Whether the operator provides `secret` to calls that enter through `harness`; a deploy notes the granted secrets that are not. */
   secretAvailable?: (secret: string, harness: string) => boolean;
+  /** How this process names itself in history entries; `replicaName()` (the host name and the pid) when unset. */
+  replica?: string;
   /** With a shared store, how often the set is compared with the store's; `DEFAULT_RECONCILE_INTERVAL_MS` when unset, 0 never. */
   reconcileIntervalMs?: number;
 }
@@ -144,6 +148,7 @@ export class Registry {
   private readonly policy: AdmissionPolicy;
   private readonly logger: Logger;
   private readonly now: () => Date;
+  private readonly replica: string;
   /** The last use's time, and its ISO form (see `recordUse`). */
   private lastUseMs = Number.NaN;
   private lastUseIso = '';
@@ -164,6 +169,7 @@ export class Registry {
       bounds: options.bounds ?? { ...DEFAULT_LIMITS },
     };
     this.now = options.now ?? (() => new Date());
+    this.replica = options.replica ?? replicaName();
     this.hooks = options.hooks ?? {};
     this.breaksWindowMs = options.breaksWindowMs ?? DEFAULT_BREAKS_WINDOW_MS;
     this.secretAvailable = options.secretAvailable;
@@ -253,6 +259,7 @@ export class Registry {
         // The gate compares with what the store holds now, and runs before anything is prepared or stored,
         // so a refusal leaves the harness as it was.
         let reported: GatedBreak[] = [];
+        let forcedPast: GatedBreak[] = [];
         // An image stored under the name whose manifest does not read was never served: nothing to compare, nothing replaced.
         const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
         if (previous !== null) {
@@ -264,6 +271,7 @@ export class Registry {
               'forced a deploy that breaks recent callers',
             );
           reported = gate.all;
+          forcedPast = gate.refusing;
         }
         const prepared = await this.hooks.prepare?.(name, checked);
         reached('deploy-prepared');
@@ -285,7 +293,19 @@ export class Registry {
           grants: checked.grants,
           revision: '',
         };
-        harness.revision = await tx.save(bytes, metaOf(harness), checked.manifest.data);
+        const entry: HistoryEntry = {
+          action: 'deploy',
+          at: harness.deployedAt,
+          principal: harness.deployedBy,
+          replica: this.replica,
+          from: current === null ? null : { digest: current.digest, version: previous?.data.version ?? null },
+          to: { digest: checked.digest, version: checked.manifest.data.version },
+          forced: options.force === true,
+          forced_past: forcedPast,
+          reported,
+          notices: this.notices(name, checked.manifest, checked.grants),
+        };
+        harness.revision = await tx.save(bytes, metaOf(harness), checked.manifest.data, entry);
         return { dryRun: false as const, harness, prepared, reported, replaced };
       });
       const result = deployResult(name, checked, outcome.reported, this.notices(name, checked.manifest, checked.grants), outcome.replaced);
@@ -307,11 +327,33 @@ export class Registry {
     });
   }
 
+  /** `name`'s history, newest first (see `HarnessStore.history`): kept past an undeploy, so no `not-found` here. */
+  async history(name: string, query: HistoryQuery = {}): Promise<HistoryPage> {
+    assertHarnessName(name);
+    return this.store.history(name, query);
+  }
+
   /** Removes a harness. */
   async undeploy(name: string, options: UndeployOptions = {}): Promise<void> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
-      const stored = await this.store.transaction(name, (tx) => tx.remove());
+      const stored = await this.store.transaction(name, async (tx) => {
+        const { current } = tx;
+        const held = this.harnesses.get(name);
+        const manifest = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
+        return tx.remove({
+          action: 'undeploy',
+          at: this.now().toISOString(),
+          principal: options.by ?? null,
+          replica: this.replica,
+          from: current === null ? null : { digest: current.digest, version: manifest?.data.version ?? null },
+          to: null,
+          forced: false,
+          forced_past: [],
+          reported: [],
+          notices: [],
+        });
+      });
       const known = this.drop(name);
       if (!known && !stored) throw notFound(name);
       this.logger.info({ harness: name, principal: options.by }, 'undeployed harness');
@@ -609,6 +651,14 @@ export class Registry {
     if (this.closing && !evenWhenClosing) return Promise.reject(new BermdError('shutting-down', 'bermd is shutting down'));
     return this.queue.run(name, op);
   }
+}
+
+/**
+ * How a process names itself in history by default: the host name tells replicas on different machines
+ * apart, the pid those on one machine (and a restart from what ran before).
+ */
+export function replicaName(): string {
+  return `${hostname()}/${process.pid}`;
 }
 
 /** Takes in uses written elsewhere: a use only ever moves later. */
