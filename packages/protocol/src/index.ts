@@ -66,4 +66,4 @@ export {
 export { readSettingText, printDefault, type SettingValue } from './setting-values.js';
 export { settingsTable, SETTINGS_TABLE_START, SETTINGS_TABLE_END } from './settings-table.js';
 export { backoff, type Backoff } from './backoff.js';
-export { SCOPE, SCOPES, callScope, harnessOfCallScope, isBermScope, scopesMayCall, scopesMayCallAny } from './scopes.js';
+export { SCOPE, SCOPES, Principal, callScope, harnessOfCallScope, isBermScope } from './scopes.js';

@@ -37,14 +37,32 @@ export function isBermScope(scope: string): boolean {
   return SCOPES.includes(scope) || harnessOfCallScope(scope) !== undefined;
 }
 
-/** Whether scopes `held` let their holder call the tools of `harness`. */
-export function scopesMayCall(held: ReadonlySet<string>, harness: string): boolean {
-  return held.has(SCOPE.call) || held.has(callScope(harness));
-}
+/**
+ * A principal: a name and the scopes it holds, as bermd checks them on every request and as the page
+ * reads them from `GET /whoami` to offer only what it may do.
+ */
+export class Principal {
+  readonly name: string;
+  readonly scopes: ReadonlySet<string>;
 
-/** Whether scopes `held` let their holder call the tools of some harness. */
-export function scopesMayCallAny(held: ReadonlySet<string>): boolean {
-  if (held.has(SCOPE.call)) return true;
-  for (const scope of held) if (harnessOfCallScope(scope) !== undefined) return true;
-  return false;
+  constructor(name: string, scopes: Iterable<string>) {
+    this.name = name;
+    this.scopes = new Set(scopes);
+  }
+
+  has(scope: string): boolean {
+    return this.scopes.has(scope);
+  }
+
+  /** Whether it may list, call and read the usage of `harness`'s tools. */
+  mayCall(harness: string): boolean {
+    return this.scopes.has(SCOPE.call) || this.scopes.has(callScope(harness));
+  }
+
+  /** Whether it may call some harness's tools: what `/mcp` asks of it at the door. */
+  mayCallAny(): boolean {
+    if (this.scopes.has(SCOPE.call)) return true;
+    for (const scope of this.scopes) if (harnessOfCallScope(scope) !== undefined) return true;
+    return false;
+  }
 }

@@ -26,9 +26,14 @@ export class AccessFileError extends Error {
   }
 }
 
+/** A token's SHA-256: what the access file stores (in hex), what a token given is compared by, what the token cache keys on. */
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
 /** The hex SHA-256 of a token, as the file stores it. */
 export function tokenSha256(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return tokenDigest(token).toString('hex');
 }
 
 /** A fresh token: 256 random bits, URL-safe, with a prefix that tells a reader (and a secret scanner) what it is. */

@@ -3,8 +3,8 @@
  * hashed once and compared with every stored hash in constant time, so how long a refusal takes says
  * nothing of how close a guess came.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AccessEntry } from './access-file.js';
+import { timingSafeEqual } from 'node:crypto';
+import { type AccessEntry, tokenDigest } from './access-file.js';
 import { OPERATOR, Principal } from './principal.js';
 
 interface Held {
@@ -20,10 +20,6 @@ export interface AccessChange {
   changed: string[];
 }
 
-function digestOf(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
-}
-
 export class StaticPrincipals {
   private held: Held[];
   private readonly operator?: { digest: Buffer; principal: Principal };
@@ -31,7 +27,7 @@ export class StaticPrincipals {
   /** `entries` from the access file; `operatorToken`, `--token-file`'s, names the operator. */
   constructor(entries: readonly AccessEntry[], operatorToken?: string) {
     this.held = entries.map(heldOf);
-    if (operatorToken !== undefined) this.operator = { digest: digestOf(operatorToken), principal: OPERATOR };
+    if (operatorToken !== undefined) this.operator = { digest: tokenDigest(operatorToken), principal: OPERATOR };
   }
 
   get size(): number {
@@ -40,7 +36,7 @@ export class StaticPrincipals {
 
   /** The principal `token` names, or undefined. Every stored hash is compared, whichever matches. */
   find(token: string): Principal | undefined {
-    const digest = digestOf(token);
+    const digest = tokenDigest(token);
     let found: Principal | undefined;
     if (this.operator !== undefined && timingSafeEqual(digest, this.operator.digest)) found = this.operator.principal;
     for (const held of this.held) if (timingSafeEqual(digest, held.digest) && found === undefined) found = held.principal;

@@ -4,8 +4,8 @@
  * token's SHA-256, so the cache holds no token. Only accepted tokens are kept: a flood of made-up ones
  * cannot push good ones out.
  */
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { tokenDigest } from './access-file.js';
 import type { Principal } from './principal.js';
 
 /** How many accepted tokens are kept at once, per verifier. */
@@ -15,7 +15,7 @@ export class TokenCache {
   private readonly held = new LRUCache<string, Principal>({ max: TOKEN_CACHE_SIZE });
 
   private static keyOf(token: string): string {
-    return createHash('sha256').update(token, 'utf8').digest('base64url');
+    return tokenDigest(token).toString('base64url');
   }
 
   /** The principal `token` was found to name, while it has not expired. */

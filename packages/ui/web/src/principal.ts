@@ -2,32 +2,12 @@
  * Who the page is signed in as (`GET /whoami`) and what that lets it do, as bermd checks it: the page
  * offers only what the principal may do, and says which scope the rest needs.
  */
-import { SCOPE, callScope, scopesMayCall, scopesMayCallAny } from '@berm/protocol';
+import { SCOPE, callScope, Principal as Scoped } from '@berm/protocol';
 
-export class Principal {
-  readonly scopes: ReadonlySet<string>;
-
-  constructor(
-    readonly name: string,
-    scopes: Iterable<string>,
-  ) {
-    this.scopes = new Set(scopes);
-  }
-
-  has(scope: string): boolean {
-    return this.scopes.has(scope);
-  }
-
+/** The protocol's principal, with the words a disabled control's title gives. */
+export class Principal extends Scoped {
   mayRead(): boolean {
     return this.has(SCOPE.read);
-  }
-
-  mayCall(harness: string): boolean {
-    return scopesMayCall(this.scopes, harness);
-  }
-
-  mayCallAny(): boolean {
-    return scopesMayCallAny(this.scopes);
   }
 
   /** Why a control needing `scope` is disabled, for its title; undefined when the principal holds it. */
