@@ -38,6 +38,18 @@ describe('Registry', () => {
       reported: [],
       notices: [],
       replaced: false,
+      entry: {
+        action: 'deploy',
+        at: '2026-01-01T00:00:01.000Z',
+        principal: null,
+        replica: expect.any(String),
+        from: null,
+        to: { digest: digestOf(bytes), version: '0.1.0' },
+        forced: false,
+        forced_past: [],
+        reported: [],
+        notices: [],
+      },
     });
     expect(registry.list()).toEqual([
       {

@@ -5,15 +5,15 @@
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
-import { DirectoryStore, type HarnessStore, PostgresStore } from '../dist/deploy/index.js';
+import { DirectoryStore, type HarnessStore, PostgresStore, type RetentionPolicy } from '../dist/deploy/index.js';
 import { removeDir, type StartOptions, tempDir } from './daemon.js';
 import { createDatabase, dropDatabase, POSTGRES_URL, sql } from './postgres.js';
 
 const logger = pino({ level: 'silent' });
 
 export interface StoreSite {
-  /** A new store on this site. */
-  open(): Promise<HarnessStore>;
+  /** A new store on this site, keeping what `retention` says (the defaults, and the real clock, for what it leaves out). */
+  open(retention?: Partial<RetentionPolicy>): Promise<HarnessStore>;
   /** How a bermd process keeps its set here. */
   start: Pick<StartOptions, 'stateDir' | 'store'>;
   /** Another site holding what this one holds now (nothing may have it open). */
@@ -47,7 +47,7 @@ export interface StoreKind {
 function directorySite(stateDir: string): StoreSite {
   const dir = path.join(stateDir, 'harnesses');
   return {
-    open: () => DirectoryStore.open(stateDir),
+    open: (retention) => DirectoryStore.open(stateDir, retention),
     start: { stateDir },
     copy: async () => {
       const to = await tempDir('bermd-store-');
@@ -79,7 +79,7 @@ function directorySite(stateDir: string): StoreSite {
 
 function postgresSite(url: string): StoreSite {
   return {
-    open: () => PostgresStore.open(url, { logger }),
+    open: (retention) => PostgresStore.open(url, { logger, retention }),
     start: { store: url },
     copy: async () => postgresSite(await createDatabase(url)),
     raw: async () => {

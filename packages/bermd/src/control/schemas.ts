@@ -6,12 +6,24 @@
  */
 import type { FastifySchemaCompiler } from 'fastify';
 import Ajv2020Module from 'ajv';
-import { DEPLOY_QUERY_SCHEMA, HARNESS_NAME, repeatedParameterMessage, unknownParameterMessage, type ParsedQuery } from '@berm/protocol';
+import {
+  DEPLOY_QUERY_SCHEMA,
+  HARNESS_NAME,
+  repeatedParameterMessage,
+  type RollbackRequest,
+  settingByFlag,
+  unknownParameterMessage,
+  type ParsedQuery,
+} from '@berm/protocol';
+import { MAX_HISTORY_PAGE } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 
 type AjvClass = typeof Ajv2020Module.default;
 // ajv is CommonJS with a `default` member; under NodeNext the default import is the whole module object.
 const Ajv: AjvClass = (Ajv2020Module as unknown as { default?: AjvClass }).default ?? (Ajv2020Module as unknown as AjvClass);
+
+/** The most images back a rollback can ask for: what `--keep-images` can keep, and the undeploy's. */
+const MAX_KEEP_IMAGES = settingByFlag('keep-images')!.max!;
 
 const ajv = new Ajv({ coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: false });
 
@@ -25,6 +37,68 @@ const NAME_PARAMS = {
 } as const;
 
 export const HARNESS_SCHEMA = { params: NAME_PARAMS };
+
+/** An image's digest as the store names it: the form a deploy's answer and history give. */
+export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+export const IMAGE_SCHEMA = {
+  params: {
+    type: 'object',
+    properties: { ...NAME_PARAMS.properties, digest: { type: 'string', pattern: DIGEST.source } },
+    required: ['name', 'digest'],
+  },
+} as const;
+
+export const HISTORY_SCHEMA = {
+  params: NAME_PARAMS,
+  querystring: {
+    type: 'object',
+    properties: { cursor: { type: 'string', maxLength: 64 }, limit: { type: 'integer', minimum: 1, maximum: MAX_HISTORY_PAGE } },
+    additionalProperties: false,
+  },
+} as const;
+
+export const ROLLBACK_SCHEMA = {
+  params: NAME_PARAMS,
+  querystring: {
+    type: 'object',
+    properties: { force: { type: 'string' }, 'dry-run': { type: 'string' } },
+    additionalProperties: false,
+  },
+} as const;
+
+/** A rollback's body: a digest, or a number of images back; not both. */
+const ROLLBACK_BODY = {
+  type: 'object',
+  properties: { to: { type: 'string', pattern: DIGEST.source }, steps: { type: 'integer', minimum: 1, maximum: MAX_KEEP_IMAGES + 1 } },
+  additionalProperties: false,
+  maxProperties: 1,
+} as const;
+const strictAjv = new Ajv({ allErrors: false, strict: true });
+const validRollback = strictAjv.compile<RollbackRequest>(ROLLBACK_BODY);
+
+/** A rollback's body read: empty means `{}`; otherwise a JSON object of `to` or `steps`. Throws 400 `bad-request` saying what is wrong. */
+export function readRollbackBody(body: Buffer): RollbackRequest {
+  if (body.length === 0) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new BermdError('bad-request', 'the rollback body is not JSON: send {"to": "sha256:..."}, {"steps": N}, or nothing for one step');
+  }
+  if (validRollback(value)) return value;
+  const issue = validRollback.errors?.[0];
+  const where = issue?.instancePath === '' ? 'the rollback body' : `the rollback body's ${issue?.instancePath.slice(1)}`;
+  const why =
+    issue?.keyword === 'maxProperties'
+      ? 'gives both to and steps; give one'
+      : issue?.keyword === 'additionalProperties'
+        ? `has an unknown member ${String(issue.params.additionalProperty)}; it takes to or steps`
+        : issue?.keyword === 'pattern'
+          ? 'is not a digest (sha256: and 64 hex digits, as berm history shows)'
+          : (issue?.message ?? 'is not valid');
+  throw new BermdError('bad-request', `${where} ${why}`);
+}
 export const DEPLOY_SCHEMA = { params: NAME_PARAMS, querystring: DEPLOY_QUERY_SCHEMA };
 
 interface Issue {

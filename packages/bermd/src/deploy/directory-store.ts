@@ -35,7 +35,7 @@
  * that name, and nothing is watched for changes made elsewhere.
  */
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { isHarnessName } from '@berm/protocol';
 import { laterUse, mergeUsage, type UsageRecord } from './gate.js';
@@ -50,13 +50,16 @@ import {
   type HistoryQuery,
   MAX_HISTORY_ENTRIES,
   pageSize,
+  type RetainedImage,
+  type UndeployedName,
 } from './history.js';
 import type { HarnessMeta, HarnessStore, PendingEntry, StoredHarness, StoredHead, StoreTransaction } from './store.js';
 import { decodeMeta, encodeMeta, onlyCurrent } from './store-codec.js';
 import { checkAgainstImage } from './store-repair.js';
 import { reached } from '../faults.js';
-
-const TEMP_PREFIX = '.tmp-';
+import { exists, syncDir, TEMP_PREFIX, writeAtomic, writeTemp } from './directory-files.js';
+import { RetainedImages } from './directory-retained.js';
+import { entryKept, forgotten, imagesKept, retentionCutoff, retentionPolicy, type RetentionPolicy } from './retention.js';
 
 /** A history file: the next entry's sequence number, and the entries, oldest first. */
 interface HistoryFile {
@@ -69,20 +72,25 @@ export class DirectoryStore implements HarnessStore {
   readonly historyDir: string;
   readonly location: string;
   private readonly holds = new KeyedQueue();
+  private readonly images: RetainedImages;
+  private readonly policy: RetentionPolicy;
 
-  private constructor(stateDir: string, dir: string) {
+  private constructor(stateDir: string, dir: string, policy: RetentionPolicy) {
     this.location = stateDir;
     this.dir = dir;
     this.historyDir = path.join(stateDir, 'history');
+    this.images = new RetainedImages(path.join(stateDir, 'images'));
+    this.policy = policy;
   }
 
   /** Opens (creating it if needed) the store under `stateDir`, removing temp files a stopped deploy left. */
-  static async open(stateDir: string): Promise<DirectoryStore> {
+  static async open(stateDir: string, retention?: Partial<RetentionPolicy>): Promise<DirectoryStore> {
     const dir = path.join(stateDir, 'harnesses');
     await mkdir(dir, { recursive: true });
-    const store = new DirectoryStore(stateDir, dir);
+    const store = new DirectoryStore(stateDir, dir, retentionPolicy(retention));
     await mkdir(store.historyDir, { recursive: true });
-    for (const d of [dir, store.historyDir]) {
+    await mkdir(store.images.root, { recursive: true });
+    for (const d of [dir, store.historyDir, store.images.root]) {
       for (const entry of await readdir(d)) {
         if (entry.startsWith(TEMP_PREFIX)) await rm(path.join(d, entry), { force: true });
       }
@@ -120,8 +128,8 @@ export class DirectoryStore implements HarnessStore {
     if (check.repaired) {
       // The repair drops the pending entry: settle it first.
       if (read !== null) await this.settle(name, read);
-      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(check.meta)));
-      await this.syncDir();
+      await writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(check.meta)));
+      await syncDir(this.dir);
     }
     const { digest, meta, repaired } = check;
     return { name, bytes: image.bytes, digest, meta, revision: revisionOf(meta), repaired };
@@ -160,6 +168,8 @@ export class DirectoryStore implements HarnessStore {
           return revisionOf(meta);
         },
         remove: (entry) => this.remove(name, entry),
+        retained: () => this.retainedNow(name),
+        readRetained: (digest) => this.readRetainedNow(name, digest),
       };
       return work(tx);
     });
@@ -177,7 +187,7 @@ export class DirectoryStore implements HarnessStore {
         removed.push(name);
       }
     }
-    if (removed.length > 0) await this.syncDir();
+    if (removed.length > 0) await syncDir(this.dir);
     return removed;
   }
 
@@ -215,19 +225,20 @@ export class DirectoryStore implements HarnessStore {
     const pending: PendingEntry = { id: randomBytes(8).toString('hex'), entry };
     const fresh = meta.bindings?.[meta.digest];
     const current = await this.readMeta(name);
+    if (current !== null && current.digest !== meta.digest) await this.retain(name, current, entry);
     const first: HarnessMeta =
       current === null
         ? { ...meta, bindings: fresh === undefined ? undefined : { [meta.digest]: fresh }, pending }
         : { ...current, bindings: fresh === undefined ? current.bindings : { ...onlyCurrent(current), [meta.digest]: fresh }, pending };
-    await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
-    await this.syncDir();
+    await writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
+    await syncDir(this.dir);
     if (fresh !== undefined) reached('store-bindings-written');
     meta = { ...meta, pending };
-    const imageTemp = await this.writeTemp(name, bytes);
+    const imageTemp = await writeTemp(this.dir, name, bytes);
     reached('store-image-written');
     let metaTemp: string | undefined;
     try {
-      metaTemp = await this.writeTemp(name, Buffer.from(encodeMeta(meta)));
+      metaTemp = await writeTemp(this.dir, name, Buffer.from(encodeMeta(meta)));
       reached('store-meta-written');
       await rename(imageTemp, this.imagePath(name));
       reached('store-image-renamed');
@@ -238,9 +249,20 @@ export class DirectoryStore implements HarnessStore {
       if (metaTemp !== undefined) await rm(metaTemp, { force: true });
       throw e;
     }
-    await this.syncDir();
+    await syncDir(this.dir);
     reached('store-synced');
     await this.appendHistory(name, pending);
+    await this.images.trim(name, imagesKept(this.policy, true), meta.digest);
+  }
+
+  /** Keeps the image `current` describes (the file about to be replaced or removed), before the change's commit point. */
+  private async retain(name: string, current: HarnessMeta, entry: HistoryEntry): Promise<void> {
+    await this.images.retain(name, this.imagePath(name), {
+      digest: current.digest,
+      version: entry.from?.digest === current.digest ? entry.from.version : null,
+      retained_at: entry.at,
+      bindings: current.bindings?.[current.digest] ?? {},
+    });
   }
 
   async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {
@@ -249,8 +271,8 @@ export class DirectoryStore implements HarnessStore {
       if (meta === null || !(await exists(this.imagePath(name)))) return;
       mergeUsage(meta.used, used);
       meta.last_used_at = laterUse(meta.last_used_at, lastUsedAt);
-      await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(meta)));
-      await this.syncDir();
+      await writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(meta)));
+      await syncDir(this.dir);
     });
   }
 
@@ -265,8 +287,9 @@ export class DirectoryStore implements HarnessStore {
       // The entry waits in the metadata; an image without any has it derived first.
       const meta = (await this.readMeta(name)) ?? (await this.load(name))?.meta ?? null;
       if (meta !== null) {
-        await this.writeAtomic(this.metaPath(name), Buffer.from(encodeMeta({ ...meta, pending })));
-        await this.syncDir();
+        await this.retain(name, meta, entry);
+        await writeAtomic(this.metaPath(name), Buffer.from(encodeMeta({ ...meta, pending })));
+        await syncDir(this.dir);
       }
     }
     let removed = true;
@@ -279,8 +302,81 @@ export class DirectoryStore implements HarnessStore {
     }
     if (removed) await this.appendHistory(name, pending);
     await rm(this.metaPath(name), { force: true });
-    await this.syncDir();
+    await syncDir(this.dir);
+    await this.images.trim(name, imagesKept(this.policy, false), null);
     return removed;
+  }
+
+  async retained(name: string): Promise<RetainedImage[]> {
+    if (!isHarnessName(name)) return [];
+    return this.holds.run(name, () => this.retainedNow(name));
+  }
+
+  /** What `name` keeps besides the image it serves, within the policy's bound (a trim a stop cut short reads as done). */
+  private async retainedNow(name: string): Promise<RetainedImage[]> {
+    const served = await this.servedDigest(name);
+    const records = (await this.images.read(name)).filter((r) => r.digest !== served);
+    return records.slice(0, imagesKept(this.policy, served !== null));
+  }
+
+  /** The digest of the image stored under `name`, null when none. */
+  private async servedDigest(name: string): Promise<string | null> {
+    return (await this.head(name))?.digest ?? null;
+  }
+
+  async readRetained(name: string, digest: string): Promise<Buffer | null> {
+    if (!isHarnessName(name)) return null;
+    return this.holds.run(name, () => this.readRetainedNow(name, digest));
+  }
+
+  private async readRetainedNow(name: string, digest: string): Promise<Buffer | null> {
+    if ((await this.servedDigest(name)) === digest) return this.readImage(name);
+    if (!(await this.retainedNow(name)).some((r) => r.digest === digest)) return null;
+    return this.images.bytes(name, digest);
+  }
+
+  async undeployed(): Promise<UndeployedName[]> {
+    const cutoff = retentionCutoff(this.policy);
+    const found: UndeployedName[] = [];
+    for (const name of await this.historyNames()) {
+      if (await exists(this.imagePath(name))) continue;
+      const newest = (await this.readHistory(name)).entries.at(-1)?.entry;
+      if (newest?.action === 'undeploy' && !forgotten(newest, cutoff)) found.push({ name, entry: newest });
+    }
+    return found.sort((a, b) => Date.parse(b.entry.at) - Date.parse(a.entry.at) || (a.name < b.name ? -1 : 1));
+  }
+
+  async prune(): Promise<string[]> {
+    const forgottenNames: string[] = [];
+    const names = new Set([...(await this.historyNames()), ...(await this.images.names()).filter(isHarnessName)]);
+    for (const name of [...names].sort()) {
+      const gone = await this.holds.run(name, async () => {
+        await this.settle(name);
+        const served = await this.servedDigest(name);
+        const file = await this.readHistory(name);
+        if (served === null && forgotten(file.entries.at(-1)?.entry, retentionCutoff(this.policy))) {
+          await rm(this.historyPath(name), { force: true });
+          await syncDir(this.historyDir);
+          await this.images.forget(name);
+          return file.entries.length > 0;
+        }
+        await this.writeHistory(name, file, false);
+        await this.images.trim(name, imagesKept(this.policy, served !== null), served);
+        return false;
+      });
+      if (gone) forgottenNames.push(name);
+    }
+    return forgottenNames;
+  }
+
+  /** Names with a history file. */
+  private async historyNames(): Promise<string[]> {
+    const names: string[] = [];
+    for (const entry of await readdir(this.historyDir)) {
+      const name = entry.endsWith('.json') ? entry.slice(0, -'.json'.length) : '';
+      if (isHarnessName(name)) names.push(name);
+    }
+    return names;
   }
 
   async history(name: string, query: HistoryQuery = {}): Promise<HistoryPage> {
@@ -325,9 +421,16 @@ export class DirectoryStore implements HarnessStore {
     if (file.entries.some((e) => e.id === pending.id)) return;
     file.entries.push({ seq: file.next, id: pending.id, entry: pending.entry });
     file.next += 1;
-    file.entries = file.entries.slice(-MAX_HISTORY_ENTRIES);
-    await this.writeAtomic(this.historyPath(name), Buffer.from(JSON.stringify(file)), this.historyDir);
-    await this.syncDir(this.historyDir);
+    await this.writeHistory(name, file);
+  }
+
+  /** Writes the history file with what the policy keeps of it: at most MAX_HISTORY_ENTRIES, the newest always; nothing when that changes nothing. */
+  private async writeHistory(name: string, file: HistoryFile, changed = true): Promise<void> {
+    const cutoff = retentionCutoff(this.policy);
+    const kept = file.entries.slice(-MAX_HISTORY_ENTRIES).filter((e, i, all) => entryKept(e.entry, i === all.length - 1, cutoff));
+    if (!changed && kept.length === file.entries.length) return;
+    await writeAtomic(this.historyPath(name), Buffer.from(JSON.stringify({ next: file.next, entries: kept })));
+    await syncDir(this.historyDir);
   }
 
   /** The history file, keeping only well-formed entries; empty when there is none or it does not read. */
@@ -360,41 +463,6 @@ export class DirectoryStore implements HarnessStore {
       return null;
     }
   }
-
-  private async writeTemp(name: string, bytes: Uint8Array, dir: string = this.dir): Promise<string> {
-    const temp = path.join(dir, `${TEMP_PREFIX}${name}-${randomBytes(6).toString('hex')}`);
-    const handle = await open(temp, 'wx', 0o644);
-    try {
-      await handle.writeFile(bytes);
-      await handle.sync();
-    } catch (e) {
-      await handle.close();
-      await rm(temp, { force: true });
-      throw e;
-    }
-    await handle.close();
-    return temp;
-  }
-
-  private async writeAtomic(target: string, bytes: Uint8Array, dir: string = this.dir): Promise<void> {
-    const temp = await this.writeTemp(path.basename(target, path.extname(target)), bytes, dir);
-    try {
-      await rename(temp, target);
-    } catch (e) {
-      await rm(temp, { force: true });
-      throw e;
-    }
-  }
-
-  /** Makes the renames themselves durable. */
-  private async syncDir(dir: string = this.dir): Promise<void> {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  }
 }
 
 /** A deploy's time and image tell two deploys of a name apart, in one process. */
@@ -404,13 +472,4 @@ function revisionOf(meta: HarnessMeta): string {
 
 function headOf(meta: HarnessMeta): StoredHead {
   return { name: meta.name, digest: meta.digest, revision: revisionOf(meta), last_used_at: meta.last_used_at, used: meta.used };
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch {
-    return false;
-  }
 }

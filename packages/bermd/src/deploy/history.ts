@@ -8,43 +8,16 @@
  * it (a row's id, an entry's sequence number), which no caller reads. What is read back is data a person
  * may have edited, so it is decoded here, keeping only well-formed entries.
  */
-import type { GatedBreak, Notice } from '@berm/protocol';
+import type { GatedBreak, HistoryAction, HistoryEntry, HistoryImage, Notice } from '@berm/protocol';
 import { BermdError } from '../errors.js';
 
-/** What a change did. `rollback` is a deploy of an image the harness had before. */
-export type HistoryAction = 'deploy' | 'undeploy' | 'rollback';
+export type { HistoryAction, HistoryEntry, HistoryImage, HistoryPage, RetainedImage } from '@berm/protocol';
 
-/** One image of a harness, as history names it. `version` is the manifest's; null when the image's manifest did not read. */
-export interface HistoryImage {
-  digest: string;
-  version: string | null;
-}
-
-export interface HistoryEntry {
-  action: HistoryAction;
-  /** When the change was made, `Date.toISOString()`'s form (for a deploy, its `deployed_at`). */
-  at: string;
-  /** The name of the principal who made it (`anonymous` when bermd asks for no token); null when unknown. */
-  principal: string | null;
-  /** The bermd process that made it (see `RegistryOptions.replica`). */
-  replica: string;
-  /** What the name served before; null when nothing. */
-  from: HistoryImage | null;
-  /** What it serves after; null after an undeploy. */
-  to: HistoryImage | null;
-  /** Whether the deploy was forced (`force`), whether or not anything refused it. */
-  forced: boolean;
-  /** The breaks that would have refused the deploy, which `force` went past. */
-  forced_past: GatedBreak[];
-  /** Every break the gate reported, refusing or not. */
-  reported: GatedBreak[];
-  notices: Notice[];
-}
-
-/** A page of history, newest first; `next_cursor` reads the next older page, null when there is none. */
-export interface HistoryPage {
-  entries: HistoryEntry[];
-  next_cursor: string | null;
+/** A name with history and no stored image, as a store finds it (see `HarnessStore.undeployed`). */
+export interface UndeployedName {
+  name: string;
+  /** The newest entry: the undeploy. */
+  entry: HistoryEntry;
 }
 
 export interface HistoryQuery {

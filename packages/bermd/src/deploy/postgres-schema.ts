@@ -62,7 +62,7 @@ const MIGRATIONS: Migration[] = [
   },
   {
     version: 3,
-    does: "each harness's deploy history, kept past its undeploy",
+    does: "each harness's deploy history, and the images it served before, kept past its undeploy",
     // No reference to berm_harness: an entry outlives the row it describes. Ids come from the revision
     // sequence, which a deploy already draws from, so a role granted what schema 1 and 2 needed needs
     // nothing more than the table itself; they order entries as they committed under a name's lock.
@@ -75,6 +75,16 @@ const MIGRATIONS: Migration[] = [
       );
       CREATE INDEX berm_history_by_harness ON berm_history (harness, id);
       COMMENT ON TABLE berm_history IS 'bermd: every answered deploy, undeploy and rollback of each harness name, newest by id';
+      CREATE TABLE berm_image (
+        harness text NOT NULL,
+        digest text NOT NULL,
+        image bytea NOT NULL,
+        version text,
+        bindings jsonb,
+        retained_at timestamptz NOT NULL,
+        PRIMARY KEY (harness, digest)
+      );
+      COMMENT ON TABLE berm_image IS 'bermd: images each harness served before, with their bindings, for a rollback; the newest --keep-images are kept';
     `,
   },
 ];

@@ -24,7 +24,9 @@
 import type { ManifestData } from '@berm/manifest';
 import type { Bindings } from '@berm/protocol';
 import type { UsageRecord } from './gate.js';
-import type { HistoryEntry, HistoryPage, HistoryQuery } from './history.js';
+import type { HistoryEntry, HistoryPage, HistoryQuery, RetainedImage, UndeployedName } from './history.js';
+
+export type { RetentionPolicy } from './retention.js';
 
 export interface HarnessMeta {
   name: string;
@@ -88,6 +90,10 @@ export interface StoreTransaction {
   save(bytes: Uint8Array, meta: HarnessMeta, manifest: ManifestData, entry: HistoryEntry): Promise<string>;
   /** Removes the harness and its usage, appending `entry` to its history with the same commit; false (and no entry) when nothing was stored. */
   remove(entry: HistoryEntry): Promise<boolean>;
+  /** The images kept for the name besides `current`, most recently served first (see `HarnessStore.retained`). */
+  retained(): Promise<RetainedImage[]>;
+  /** A retained image's bytes (or `current`'s); null when the store keeps no image of that digest under the name. */
+  readRetained(digest: string): Promise<Buffer | null>;
 }
 
 /** What a store that other processes share tells the registry of each (see `HarnessStore.watch`). */
@@ -127,6 +133,14 @@ export interface HarnessStore {
    * `bad-request` for a cursor no store made.
    */
   history(name: string, query?: HistoryQuery): Promise<HistoryPage>;
+  /** The images kept for `name` besides the one it serves, most recently served first; for an undeployed name, the one it served last first. */
+  retained(name: string): Promise<RetainedImage[]>;
+  /** A kept image's bytes, the served one's included; null when the store keeps no image of that digest under `name`. */
+  readRetained(name: string, digest: string): Promise<Buffer | null>;
+  /** Names with history and no stored image, newest undeploy first: what a rollback can bring back. */
+  undeployed(): Promise<UndeployedName[]>;
+  /** Applies the retention policy to every name, those nobody writes any more included; answers the names forgotten whole. */
+  prune(): Promise<string[]>;
   /** Merges uses into what is stored for `name`, the later time winning for each tool and event and for `last_used_at`; nothing when `name` is not stored. */
   saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void>;
   /**
