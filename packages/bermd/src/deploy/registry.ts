@@ -357,7 +357,7 @@ export class Registry {
     const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
     if (previous !== null) {
       const gate = gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs);
-      if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
+      if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs, action);
       if (gate.refusing.length > 0)
         this.logger.warn(
           { harness: name, principal: options.by, action, breaks: gate.refusing.map((b) => b.code) },
