@@ -33,6 +33,10 @@ export interface StoreSite {
    * `deployed_by`; the PostgreSQL schema back at version 1, without its columns (nothing may have it open).
    */
   forgetDeployers(name: string): Promise<void>;
+  /** The digests of the images kept for `name` (besides the one served), as stored raw, sorted: files, or rows. */
+  retainedRaw(name: string): Promise<string[]>;
+  /** Changes the stored bytes of the image kept for `name` under `digest` in place, as a hand or a fault might. */
+  corruptRetained(name: string, digest: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -73,6 +77,17 @@ function directorySite(stateDir: string): StoreSite {
       const { deployed_by: _, ...meta } = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
       await writeFile(file, JSON.stringify(meta));
     },
+    retainedRaw: async (name) =>
+      (await readdir(path.join(stateDir, 'images', name)).catch(() => [] as string[]))
+        .filter((f) => f.endsWith('.wasm'))
+        .map((f) => `sha256:${f.slice(0, -'.wasm'.length)}`)
+        .sort(),
+    corruptRetained: async (name, digest) => {
+      const file = path.join(stateDir, 'images', name, `${digest.slice('sha256:'.length)}.wasm`);
+      const bytes = await readFile(file);
+      bytes[bytes.length - 1] ^= 0xff;
+      await writeFile(file, bytes);
+    },
     dispose: () => removeDir(stateDir),
   };
 }
@@ -99,6 +114,13 @@ function postgresSite(url: string): StoreSite {
       await sql(url, 'ALTER TABLE berm_harness DROP COLUMN deployed_by, DROP COLUMN deployed_by_revision');
       await sql(url, 'DROP TABLE IF EXISTS berm_history');
       await sql(url, 'UPDATE berm_schema SET version = 1');
+    },
+    retainedRaw: async (name) =>
+      (await sql<{ digest: string }>(url, 'SELECT digest FROM berm_image WHERE harness = $1 ORDER BY digest COLLATE "C"', [name])).map(
+        (r) => r.digest,
+      ),
+    corruptRetained: async (name, digest) => {
+      await sql(url, "UPDATE berm_image SET image = image || '\\x00'::bytea WHERE harness = $1 AND digest = $2", [name, digest]);
     },
     dispose: () => dropDatabase(url),
   };

@@ -5,6 +5,7 @@
  * one statement, with no round trip of its bytes through bermd.
  */
 import type pg from 'pg';
+import { digestOf } from './checks.js';
 import type { Query } from './postgres-rows.js';
 import type { HistoryEntry, RetainedImage } from './history.js';
 import { decodeRetained } from './retention.js';
@@ -41,14 +42,18 @@ export async function readRetainedList(query: Query, name: string, deployedKeep:
   return rows.map((r) => decodeRetained({ ...r, retained_at: r.retained_at.toISOString() })).filter((r): r is RetainedImage => r !== null);
 }
 
-/** The bytes of an image `name` serves or keeps, by digest; null when neither. */
+/**
+ * The bytes of an image `name` serves or keeps, by digest; null when neither. Checked against the digest,
+ * as the directory store checks its files: a row changed behind bermd's back is no image of that digest,
+ * and a rollback to it would serve something else under the name.
+ */
 export async function readRetainedBytes(query: Query, name: string, digest: string): Promise<Buffer | null> {
   const { rows } = await query<{ image: Buffer }>(
     `SELECT image FROM berm_harness WHERE name = $1 AND digest = $2
-     UNION ALL SELECT image FROM berm_image WHERE harness = $1 AND digest = $2 LIMIT 1`,
+     UNION ALL SELECT image FROM berm_image WHERE harness = $1 AND digest = $2`,
     [name, digest],
   );
-  return rows[0]?.image ?? null;
+  return rows.find((r) => digestOf(r.image) === digest)?.image ?? null;
 }
 
 /** Trims every name's images to the policy (it may have been lowered since they were written), and drops those of names nothing else remembers. */

@@ -18,6 +18,12 @@
  *   transaction, and one that failed has none; after a stop at any point, the newest entry agrees with
  *   what `load` finds (its `to` is the stored image, or null when nothing is stored). The history of a
  *   name outlives its undeploy; each name keeps at most MAX_HISTORY_ENTRIES entries, the oldest going first.
+ * - retained images (retention.ts): the image a deploy replaces or an undeploy removes is kept, with its
+ *   bindings, by that change (kept or not after a stop, never torn); `retained` never lists the image served,
+ *   and lists at most `keepImages` (an undeployed name one more, the image it served last); `readRetained`
+ *   answers bytes of the digest asked for or null, never bytes changed since. History older than the
+ *   retention goes at the name's next write and at `prune`, a deployed name keeping its newest entry; an
+ *   undeployed name past it is forgotten whole by `prune`, its history and images.
  *
  * The metadata's form on the wire of a store (JSON) is store-codec.ts, shared by every kind of store.
  */
@@ -135,7 +141,7 @@ export interface HarnessStore {
   history(name: string, query?: HistoryQuery): Promise<HistoryPage>;
   /** The images kept for `name` besides the one it serves, most recently served first; for an undeployed name, the one it served last first. */
   retained(name: string): Promise<RetainedImage[]>;
-  /** A kept image's bytes, the served one's included; null when the store keeps no image of that digest under `name`. */
+  /** A kept image's bytes, the served one's included; null when the store keeps no image of that digest under `name` (or its bytes no longer have that digest). */
   readRetained(name: string, digest: string): Promise<Buffer | null>;
   /** Names with history and no stored image, newest undeploy first: what a rollback can bring back. */
   undeployed(): Promise<UndeployedName[]>;
