@@ -18,7 +18,8 @@
  * leaves, the metadata beside it holds that image's bindings: the old image with the old metadata, or
  * the new image with metadata naming the old digest, which is repaired from the image keeping the
  * bindings recorded for the new digest. A digest without recorded bindings has the defaults, which is
- * also what a deploy without bindings stores, so a deploy without them needs no first write.
+ * also what a deploy without bindings stores. The same image with new bindings commits at the first
+ * write, which is then the new deploy's metadata whole (its deploy time and deployer with the bindings).
  *
  * History. Each name's entries are `<state>/history/<name>.json` (its sequence counter and at most
  * MAX_HISTORY_ENTRIES entries, oldest first), replaced whole as the other files are, and kept past an
@@ -226,10 +227,15 @@ export class DirectoryStore implements HarnessStore {
     const fresh = meta.bindings?.[meta.digest];
     const current = await this.readMeta(name);
     if (current !== null && current.digest !== meta.digest) await this.retain(name, current, entry);
+    // The same image with new bindings commits at this write: it is then the new deploy's metadata whole
+    // (its deploy time included, which is how `settle` tells that its entry took effect), not the old
+    // deploy's holding the new bindings, which a stop would leave served with no entry saying so.
     const first: HarnessMeta =
       current === null
         ? { ...meta, bindings: fresh === undefined ? undefined : { [meta.digest]: fresh }, pending }
-        : { ...current, bindings: fresh === undefined ? current.bindings : { ...onlyCurrent(current), [meta.digest]: fresh }, pending };
+        : current.digest === meta.digest && fresh !== undefined
+          ? { ...meta, bindings: { [meta.digest]: fresh }, pending }
+          : { ...current, bindings: fresh === undefined ? current.bindings : { ...onlyCurrent(current), [meta.digest]: fresh }, pending };
     await writeAtomic(this.metaPath(name), Buffer.from(encodeMeta(first)));
     await syncDir(this.dir);
     if (fresh !== undefined) reached('store-bindings-written');
@@ -290,6 +296,7 @@ export class DirectoryStore implements HarnessStore {
         await this.retain(name, meta, entry);
         await writeAtomic(this.metaPath(name), Buffer.from(encodeMeta({ ...meta, pending })));
         await syncDir(this.dir);
+        reached('undeploy-image-retained');
       }
     }
     let removed = true;
