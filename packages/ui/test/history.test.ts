@@ -127,7 +127,7 @@ async function historyOf(name: string): Promise<Entry[]> {
   return ((await (await api(`/harnesses/${name}/history`)).json()) as { entries: Entry[] }).entries;
 }
 
-/** A page signed in as `name` at `hash`, as a person signs in; resolves once the header names it. */
+/** A page signed in as `name` at `hash`, as a person signs in; resolves once the header names it and the change stream is open. */
 async function signedIn(name: string, hash: string, options: PageOptions = {}): Promise<Watched> {
   const w = await openPage(browser, options);
   await w.page.goto(`${d.url}/${hash}`);
@@ -135,6 +135,7 @@ async function signedIn(name: string, hash: string, options: PageOptions = {}): 
   await w.page.getByLabel('Token', { exact: true }).fill(tokens[name]!);
   await w.page.getByRole('button', { name: 'Use this token' }).click();
   expect(await w.page.locator('[data-principal]').innerText()).toBe(name);
+  await w.page.locator('[data-stream="live"]').waitFor();
   return w;
 }
 

@@ -31,7 +31,7 @@ const versionOf = (image: HistoryImage) => image.version || shortDigest(image.di
  * rollback with no body brings back. Without it, the name is deployed and its kept images are listed.
  */
 export function Rollback({ name, undeployed }: { name: string; undeployed?: { last: HistoryImage | null } }) {
-  const { principal, unauthorized } = usePage();
+  const { principal, unauthorized, change } = usePage();
   const deploying = principal.gate(SCOPE.deploy);
   const generation = useChangeOf(name);
   const [images, setImages] = useState<RetainedImages | undefined>(undefined);
@@ -45,11 +45,14 @@ export function Rollback({ name, undeployed }: { name: string; undeployed?: { la
     setError(e);
   };
 
-  // What the name serves and keeps changed: a verdict shown about the old state no longer holds.
+  // The name changed: a verdict shown about what it served before no longer holds. (A reconnection
+  // alone keeps it: the rollback it leads to names its image, which a missed change cannot swap.)
   useEffect(() => {
-    if (generation < 0) return;
-    setCheck(undefined);
-    if (undeployed !== undefined) return;
+    if (change.message?.name === name) setCheck(undefined);
+  }, [change.seq]);
+
+  useEffect(() => {
+    if (generation < 0 || undeployed !== undefined) return;
     let current = true;
     retainedImages(name).then(
       (kept) => current && setImages(kept),
