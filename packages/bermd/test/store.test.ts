@@ -617,6 +617,21 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect(entries[0]).toMatchObject({ action: 'rollback', from: { digest: later.to?.digest }, to: { digest: target } });
   });
 
+  it('orders kept images as they stopped being served, whatever the clocks of the replicas that replaced them say', async (context) => {
+    if (kind.name !== 'postgres') context.skip('a state directory belongs to one process');
+    // B's clock is a day behind A's: what B replaces later is stamped earlier.
+    const a = await keeping({}, ticking(Date.UTC(2026, 0, 2)), 'replica-a');
+    const b = await keeping({}, ticking(Date.UTC(2026, 0, 1)), 'replica-b');
+    const [one, two, three] = await versions(3);
+    await a.deploy('h', one!);
+    await a.deploy('h', two!);
+    await b.deploy('h', three!);
+    expect((await b.retained('h')).retained.map((i) => i.version)).toEqual(['0.2.0', '0.1.0']);
+    // One step back is the image served just before.
+    expect((await b.rollback('h')).version).toBe('0.2.0');
+    expect((await a.retained('h')).retained.map((i) => i.version)).toEqual(['0.3.0', '0.1.0']);
+  });
+
   it('lists heads and names sorted as the registry sorts them', async () => {
     const r = await registry();
     const bytes = await harnessImage();

@@ -65,7 +65,9 @@ const MIGRATIONS: Migration[] = [
     does: "each harness's deploy history, and the images it served before, kept past its undeploy",
     // No reference to berm_harness: an entry outlives the row it describes. Ids come from the revision
     // sequence, which a deploy already draws from, so a role granted what schema 1 and 2 needed needs
-    // nothing more than the table itself; they order entries as they committed under a name's lock.
+    // nothing more than the tables themselves; they order entries as they committed under a name's lock,
+    // and kept images as they stopped being served (`retained_at` is the clock of the replica that
+    // replaced one, which may disagree with another's).
     sql: `
       CREATE TABLE berm_history (
         id bigint PRIMARY KEY DEFAULT nextval('berm_revision'),
@@ -82,6 +84,7 @@ const MIGRATIONS: Migration[] = [
         version text,
         bindings jsonb,
         retained_at timestamptz NOT NULL,
+        seq bigint NOT NULL DEFAULT nextval('berm_revision'),
         PRIMARY KEY (harness, digest)
       );
       COMMENT ON TABLE berm_image IS 'bermd: images each harness served before, with their bindings, for a rollback; the newest --keep-images are kept';
