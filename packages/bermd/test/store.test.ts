@@ -490,6 +490,17 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect(await site.retainedRaw('h')).toEqual(newestFirst.slice(0, 4).sort());
   });
 
+  it('a lower --keep-images applies from the next start: what is past it is removed, the most recent kept', async () => {
+    const images = await versions(4);
+    const first = await keeping({ keepImages: 3 });
+    for (const bytes of images) await first.deploy('h', bytes);
+    expect(await site.retainedRaw('h')).toHaveLength(3);
+    await first.close();
+    const again = await keeping({ keepImages: 1 });
+    expect((await again.retained('h')).retained.map((i) => i.version)).toEqual(['0.3.0']);
+    expect(await site.retainedRaw('h')).toEqual([digestOf(images[2]!)]);
+  });
+
   it('--keep-images 0 keeps no image besides the one served; an undeployed name still keeps the one it served, for an undo', async () => {
     const [one, two] = await versions(2);
     const r = await keeping({ keepImages: 0 });
