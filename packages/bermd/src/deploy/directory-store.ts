@@ -226,7 +226,7 @@ export class DirectoryStore implements HarnessStore {
     const pending: PendingEntry = { id: randomBytes(8).toString('hex'), entry };
     const fresh = meta.bindings?.[meta.digest];
     const current = await this.readMeta(name);
-    if (current !== null && current.digest !== meta.digest) await this.retain(name, current, entry);
+    if (current !== null && current.digest !== meta.digest && imagesKept(this.policy, true) > 0) await this.retain(name, current, entry);
     // The same image with new bindings commits at this write: it is then the new deploy's metadata whole
     // (its deploy time included, which is how `settle` tells that its entry took effect), not the old
     // deploy's holding the new bindings, which a stop would leave served with no entry saying so.

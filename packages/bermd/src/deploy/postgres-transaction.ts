@@ -54,7 +54,9 @@ export async function holdName<T>(
           (await client.query<{ image: Buffer }>('SELECT image FROM berm_harness WHERE name = $1', [name])).rows[0]?.image ?? null,
         save: async (bytes, meta, manifest, entry) => {
           const own = meta.bindings?.[meta.digest];
-          await retainCurrent(client, name, entry, meta.digest);
+          // With nothing to keep, the copy would be written only to be trimmed in the same transaction:
+          // a dead image's worth of rows per deploy until a vacuum.
+          if (imagesKept(policy, true) > 0) await retainCurrent(client, name, entry, meta.digest);
           const { rows: saved } = await client.query<{ revision: string }>(SAVE, [
             name,
             meta.digest,
