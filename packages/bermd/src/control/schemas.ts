@@ -115,5 +115,23 @@ export function queryError(issues: readonly Issue[], query: ParsedQuery): BermdE
   const key = issue?.instancePath.replace(/^\//, '') ?? '';
   const value = query[key];
   if (Array.isArray(value)) return new BermdError('bad-request', repeatedParameterMessage(key, value.length));
-  return new BermdError('bad-request', `query parameter ${key} is not valid here`);
+  const why = boundBroken(issue);
+  return new BermdError('bad-request', `query parameter ${key} ${why ?? 'is not valid here'}`);
+}
+
+/** What a bounded parameter (a history page's `limit`, its `cursor`) must be, from the schema's refusal. */
+function boundBroken(issue: Issue | undefined): string | undefined {
+  const limit = issue?.params.limit;
+  switch (issue?.keyword) {
+    case 'maximum':
+      return `must be at most ${String(limit)}`;
+    case 'minimum':
+      return `must be at least ${String(limit)}`;
+    case 'maxLength':
+      return `must be at most ${String(limit)} characters`;
+    case 'type':
+      return issue.params.type === 'integer' ? 'must be a whole number' : undefined;
+    default:
+      return undefined;
+  }
 }
