@@ -1,10 +1,12 @@
 // berm history and berm rollback against a real bermd, and the history entry crab deploy prints: the
 // table and its JSON export, rollbacks by steps and by digest, one the gate refuses (a tool the newer image
 // added was called through /mcp) and the same forced, a dry run that changes nothing, an undeploy undone, and
-// the exit codes of what bermd refuses. One daemon for the file; each test has harness names of its own.
+// the exit codes of what bermd refuses. One daemon for the file; each test has harness names of its own. A
+// stand-in server answers what bermd never would: a cursor that pages forever, two kept digests alike.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
+import { standIn } from '../../../test/helpers/loopback.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { connect } from '../../bermd/test/mcp-client.js';
 import { seedHarness } from '../../bermd/test/seed.js';
@@ -339,5 +341,34 @@ describe('berm rollback', { timeout: 120_000 }, () => {
       ['undeploy', { digest: digests.v1, version: '0.1.0' }, undefined],
       ['deploy', null, digests.v1],
     ]);
+  });
+});
+
+describe('against a server that answers what bermd would not', { timeout: 60_000 }, () => {
+  it('--all stops at a cursor answered twice (exit 3), and --to refuses a start of two kept digests (exit 2)', async () => {
+    const entry = { action: 'deploy', at: '2026-01-01T00:00:00.000Z', principal: null, replica: 'r', from: null, to: null };
+    const kept = (n: string) => ({ digest: `sha256:abcd${n.repeat(60)}`, version: null, retained_at: entry.at, bindings: {} });
+    const { server, url } = await standIn((req, res) => {
+      req.resume();
+      const path = new URL(req.url!, 'http://x').pathname;
+      const body =
+        path === '/harnesses/loop/history'
+          ? { entries: [{ ...entry, forced: false, forced_past: [], reported: [], notices: [] }], next_cursor: 'again' }
+          : { name: 'twins', current: null, retained: [kept('1'), kept('2')] };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    try {
+      let r = await runCli(['history', 'loop', '--all'], { bin: 'berm', env: { BERM_URL: url } });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toBe(`berm: bermd at ${url} gave the same history cursor for loop twice; the export stopped\n`);
+      r = await runCli(['history', 'loop', '--json'], { bin: 'berm', env: { BERM_URL: url } });
+      expect([r.code, JSON.parse(r.stdout)[0].principal]).toEqual([0, null]);
+
+      r = await runCli(['rollback', 'twins', '--to', 'abcd'], { bin: 'berm', env: { BERM_URL: url } });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`berm: --to abcd names 2 images of twins: give more of the digest (abcd11111111, abcd22222222)\n`);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
