@@ -3,16 +3,17 @@
 // to see what a name serves. The history of deploys, forced deploys and undeploys with who made each and
 // through which replica, paged; the retained images, byte for byte; rollbacks by one step, by steps and
 // by digest, through the compatibility gate, dry or forced, undoing an undeploy; the bad requests and the
-// scopes each route needs; and rollbacks through two replicas at once.
+// scopes each route needs; rollbacks through two replicas at once; and the flags that set it all.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DeployAnswer, HistoryEntry, HistoryPage, RetainedImages, UndeployedHarness } from '@berm/protocol';
 import type { ManifestData } from '@berm/manifest';
+import { readSettingText, settingByFlag } from '@berm/protocol';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestOf, LOCK_CLASS } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { type AccessFile, as, bearer, errorOf, writeAccess } from './access.js';
-import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
+import { exited, launchDaemon, removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, type McpConnection, put, valueOf } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
 import { detail, NO_RECONCILIATION, stopAll, until } from './replicas.js';
@@ -600,5 +601,52 @@ describePostgres('the deploy history API of two replicas on one PostgreSQL datab
     await undo.body?.cancel();
     await serving(a, 'gone-a', digestOf(v1));
     expect((await undeployed(a)).map((h) => h.name)).toEqual(['gone-b']);
+  });
+});
+
+describe("bermd's history flags", { timeout: 60_000 }, () => {
+  /** Runs `bermd ARGS` to its end: its exit code and what it wrote. */
+  async function bermd(...args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
+    const run = await launchDaemon({ command: args });
+    const code = await exited(run.process);
+    return { code, stdout: run.stdout(), stderr: run.stderr() };
+  }
+
+  it('--help lists --keep-images, --history-retention and --replica-name with their defaults', async () => {
+    const help = await bermd('--help');
+    expect(help.code).toBe(0);
+    const lines = help.stdout.split('\n');
+    for (const [flag, shown] of [
+      ['keep-images', 'default 5)'],
+      ['history-retention', 'default 90d)'],
+      ['replica-name', 'the host name and the process id'],
+    ]) {
+      const line = lines.find((l) => l.startsWith(`  --${flag} `));
+      expect(line, `--${flag}`).toBeDefined();
+      expect(line).toContain(shown);
+    }
+  });
+
+  it("refuses a bad value at start (exit 2) in the setting's own words: a negative count, a retention below its least, a blank replica name", async () => {
+    const dir = await tempDir('bermd-history-flags-');
+    try {
+      for (const [flag, text] of [
+        ['keep-images', '-1'],
+        ['keep-images', '1001'],
+        ['history-retention', '10s'],
+      ]) {
+        const refused = readSettingText(settingByFlag(flag)!, `--${flag}`, text);
+        expect(refused, `--${flag} ${text}`).toHaveProperty('refused');
+        const run = await bermd('--listen', '127.0.0.1:0', '--state', dir, `--${flag}`, text);
+        expect([flag, text, run.code]).toEqual([flag, text, 2]);
+        expect(run.stderr).toContain(`bermd: ${(refused as { refused: string }).refused}\n`);
+        expect(run.stdout).toBe('');
+      }
+      const blank = await bermd('--listen', '127.0.0.1:0', '--state', dir, '--replica-name', ' ');
+      expect(blank.code).toBe(2);
+      expect(blank.stderr).toContain('bermd: --replica-name " ": give a name that tells this bermd from its replicas');
+    } finally {
+      await removeDir(dir);
+    }
   });
 });
