@@ -189,6 +189,8 @@ export class Registry {
   private stopWatching?: () => void;
   private reconcileTimer?: NodeJS.Timeout;
   private pruneTimer?: NodeJS.Timeout;
+  /** The prune under way, which `close` waits for before it closes the store. */
+  private pruning?: Promise<void>;
   private reconciling?: Promise<void>;
   private reconcileAgain = false;
 
@@ -230,7 +232,9 @@ export class Registry {
       }
     };
     await run();
-    this.pruneTimer = setInterval(() => void run(), PRUNE_INTERVAL_MS);
+    this.pruneTimer = setInterval(() => {
+      if (this.pruning === undefined) this.pruning = run().finally(() => (this.pruning = undefined));
+    }, PRUNE_INTERVAL_MS);
     this.pruneTimer.unref();
   }
 
@@ -756,6 +760,7 @@ export class Registry {
     this.stopWatching?.();
     clearInterval(this.reconcileTimer);
     clearInterval(this.pruneTimer);
+    await this.pruning;
     // Names whose last write was refused get one more try.
     const unwritten = new Set([...this.unsavedUse.keys(), ...this.usageUnwritten]);
     await Promise.all([...unwritten].map((name) => this.saveUse(name)));
