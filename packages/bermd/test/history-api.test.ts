@@ -286,7 +286,15 @@ describe('the deploy history API of a bermd on a state directory', { timeout: 12
     expect(two.entry).toMatchObject({ action: 'rollback', from: { version: '0.2.0' }, to: { digest: digestOf(v1), version: '0.1.0' } });
     expect(await whichVersion(c, 'rb')).toBe('0.1.0');
 
-    const to = await json<DeployAnswer>(await rollback('rb', JSON.stringify({ to: digestOf(v3) })), 200);
+    // Sent as JSON says it is, as a client would: the body is read the same.
+    const to = await json<DeployAnswer>(
+      await as(token('deployer'), at('/harnesses/rb/rollback'), {
+        method: 'POST',
+        body: JSON.stringify({ to: digestOf(v3) }),
+        headers: { 'content-type': 'application/json' },
+      }),
+      200,
+    );
     expect(to.entry).toMatchObject({ action: 'rollback', from: { version: '0.1.0' }, to: { digest: digestOf(v3), version: '0.3.0' } });
     expect(await whichVersion(c, 'rb')).toBe('0.3.0');
     expect((await served('rb')).tools.sort()).toEqual(['b', 'c', 'which']);
@@ -403,6 +411,12 @@ describe('the deploy history API of a bermd on a state directory', { timeout: 12
     });
     expect((await as(token('reader'), at('/harnesses/undone'))).status).toBe(404);
 
+    // A dry run answers as the undo would, and brings nothing back.
+    const dry = await json<DeployAnswer>(await rollback('undone', undefined, '?dry-run=true'), 201);
+    expect([dry.dry_run, dry.digest, dry.entry]).toEqual([true, digestOf(v2), undefined]);
+    expect((await as(token('reader'), at('/harnesses/undone'))).status).toBe(404);
+    expect((await undeployed()).map((h) => h.name)).toContain('undone');
+
     const back = await json<DeployAnswer>(await rollback('undone'), 201);
     expect(back.digest).toBe(digestOf(v2));
     expect(back.entry).toMatchObject({
@@ -415,6 +429,11 @@ describe('the deploy history API of a bermd on a state directory', { timeout: 12
     const c = await session('deployer');
     expect(await whichVersion(c, 'undone')).toBe('0.2.0');
     expect((await undeployed()).map((h) => h.name)).not.toContain('undone');
+    // What it served before its undeploy is still kept; the image it serves again is no longer among the kept.
+    expect(await json<RetainedImages>(await as(token('reader'), at('/harnesses/undone/images')), 200)).toMatchObject({
+      current: { digest: digestOf(v2), version: '0.2.0' },
+      retained: [{ digest: digestOf(v1), version: '0.1.0' }],
+    });
     expect((await json<HistoryPage>(await history('undone'), 200)).entries.map((e) => e.action)).toEqual([
       'rollback',
       'undeploy',
@@ -601,6 +620,16 @@ describePostgres('the deploy history API of two replicas on one PostgreSQL datab
     await undo.body?.cancel();
     await serving(a, 'gone-a', digestOf(v1));
     expect((await undeployed(a)).map((h) => h.name)).toEqual(['gone-b']);
+    expect(await json<RetainedImages>(await fetch(`${a.url}/harnesses/gone-a/images`), 200)).toEqual({
+      name: 'gone-a',
+      current: { digest: digestOf(v1), version: '0.1.0' },
+      retained: [],
+    });
+    expect((await history(a, 'gone-a')).entries.map((e) => [e.action, e.replica])).toEqual([
+      ['rollback', 'beta'],
+      ['undeploy', 'alpha'],
+      ['deploy', 'alpha'],
+    ]);
   });
 });
 
