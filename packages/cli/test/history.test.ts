@@ -161,7 +161,7 @@ describe('crab deploy and berm history', { timeout: 120_000 }, () => {
 
     // A page beyond bermd's bound is bad input, in bermd's words.
     r = await berm(['history', 'paged', '--limit', '501']);
-    expect([r.code, r.stderr]).toEqual([2, 'berm: query parameter limit must be at most 500\n']);
+    expect([r.code, r.stderr]).toEqual([2, 'berm: query parameter limit takes a whole number of entries from 1 to 500\n']);
   });
 
   it('a name with no history is not found (exit 1), as helm history says of a release it does not know; a harness from before history says so (exit 0)', async () => {
