@@ -58,7 +58,7 @@ beforeAll(async () => {
     resource: 'https://berm.example.test/mcp',
     'oauth-introspection-client': introspectionClient,
     'oauth-page-client': 'berm-page',
-    'replica-name': 'bermd-0',
+    'replica-name': 'replica-a',
   };
 });
 
@@ -68,7 +68,7 @@ afterAll(async () => {
 
 const rows = SETTINGS as readonly Setting[];
 
-/** A value of a number's kind unlike its row's default: 37 s (37 min past a longer minimum), 128 KiB, 1 (a count a harness may always have). */
+/** A value of a number's kind unlike its row's default: 37 s (37 min where the row's least is more), 128 KiB, 1 (a count a harness may always have). */
 function sample(row: Setting): { text: string; value: number | boolean } | undefined {
   switch (row.kind) {
     case 'duration':

@@ -17,6 +17,7 @@ import {
   HISTORY_SCHEMA,
   IMAGE_SCHEMA,
   queryError,
+  type QueryRoute,
   readRollbackBody,
   ROLLBACK_SCHEMA,
   validatorCompiler,
@@ -53,7 +54,11 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
             ? new BermdError('bad-name', badHarnessNameMessage((request.params as NameParams).name), {
                 name: (request.params as NameParams).name,
               })
-            : queryError(error.validation, request.query as ParsedQuery);
+            : queryError(error.validation, request.query as ParsedQuery, {
+                method: request.method,
+                url: request.routeOptions.url,
+                querystring: request.routeOptions.schema?.querystring as QueryRoute['querystring'],
+              });
       return replyWithError(failed, request, reply);
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
