@@ -4,7 +4,7 @@
 // store-crash.test.ts.
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BermdError } from 'bermd';
+import type { BermdError } from 'bermd';
 import {
   digestOf,
   emptyUsage,
@@ -18,7 +18,7 @@ import {
 } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { Manifest } from '@berm/manifest';
-import { codeOf, ticking } from './core.js';
+import { codeOf, refusal, ticking } from './core.js';
 import { sql } from './postgres.js';
 import { STORE_KINDS, type StoreSite } from './store-kinds.js';
 
@@ -653,17 +653,6 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect(new Set((await s.heads()).map((h) => h.revision)).size).toBe(3);
   });
 });
-
-/** The `BermdError` `p` rejects with; fails when it resolves or rejects with anything else. */
-async function refusal(p: Promise<unknown>): Promise<BermdError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(BermdError);
-    return e as BermdError;
-  }
-  throw new Error('expected a refusal');
-}
 
 /** A clock that stands still until it is moved: what the store prunes by and the registry stamps entries with. */
 function settable(start = Date.UTC(2026, 0, 1)): { now: () => Date; advance(ms: number): void } {
