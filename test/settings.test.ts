@@ -58,6 +58,7 @@ beforeAll(async () => {
     resource: 'https://berm.example.test/mcp',
     'oauth-introspection-client': introspectionClient,
     'oauth-page-client': 'berm-page',
+    'replica-name': 'replica-a',
   };
 });
 
@@ -67,11 +68,11 @@ afterAll(async () => {
 
 const rows = SETTINGS as readonly Setting[];
 
-/** A value of a number's kind unlike its row's default: 37 s, 128 KiB, 1 (a count a harness may always have). */
+/** A value of a number's kind unlike its row's default: 37 s (37 min where the row's least is more), 128 KiB, 1 (a count a harness may always have). */
 function sample(row: Setting): { text: string; value: number | boolean } | undefined {
   switch (row.kind) {
     case 'duration':
-      return { text: '37s', value: 37_000 };
+      return (row.min ?? 0) > 37_000 ? { text: '37m', value: 37 * 60_000 } : { text: '37s', value: 37_000 };
     case 'size':
       return { text: '128K', value: 128 * 1024 };
     case 'count':

@@ -183,6 +183,8 @@ export async function startBermd(args = [], { probe = false, store } = {}) {
   );
   return {
     ...server,
+    /** The state directory this bermd keeps its set in; undefined on PostgreSQL. */
+    stateDir: state,
     /** What the probe reports now (after a full collection): rss, heapUsed, handles (see probe.js). */
     async probe() {
       const from = server.stderr().length;

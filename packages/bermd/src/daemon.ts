@@ -114,11 +114,12 @@ function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): Be
 }
 
 export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
+  const retention = { keepImages: config.keepImages, historyRetentionMs: config.historyRetentionMs };
   // Opened before anything else starts: a database that does not answer yet is waited for (--store-wait).
   const store =
     config.store === undefined
       ? undefined
-      : await PostgresStore.open(config.store, { logger, waitMs: config.storeWaitMs, timeoutMs: config.storeTimeoutMs });
+      : await PostgresStore.open(config.store, { logger, waitMs: config.storeWaitMs, timeoutMs: config.storeTimeoutMs, retention });
   const serve = config.serve ?? [];
   const secrets = config.secrets ?? Secrets.none();
   // Built only when an HTTP syscall is served: otherwise no harness could reach it, since the deploy checks refuse it.
@@ -198,6 +199,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     registry = await Registry.open({
       stateDir: config.stateDir,
       store,
+      retention,
+      replica: config.replicaName,
       reconcileIntervalMs: config.reconcileIntervalMs,
       logger,
       hooks: hooks as DeployHooks,

@@ -30,6 +30,8 @@ export const FAULT_STEPS = [
   'store-meta-renamed',
   /** The directory is synced: the deploy is durable and not yet answered. */
   'store-synced',
+  /** An undeploy kept the image it removes (under images/, its record written) and wrote its entry, pending, in the metadata; the image is not yet unlinked. */
+  'undeploy-image-retained',
   /** An undeploy unlinked the image, its commit point; the metadata is still there. */
   'undeploy-image-removed',
   /** PostgreSQL: a deploy's row (image, digest, manifest, bindings, deploy time) is written, its transaction still open. */

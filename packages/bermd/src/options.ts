@@ -111,9 +111,26 @@ const FLAGS = Object.fromEntries([
 
 type Given = Record<string, string | boolean | string[] | undefined>;
 
+/**
+ * `--flag -1` as `--flag=-1`: parseArgs calls a value beginning with a dash ambiguous, but no flag begins
+ * with a digit, so it is the flag's value (a negative number), which its row then refuses in its own words.
+ */
+function negativeValuesJoined(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg.startsWith('--') && FLAGS[arg.slice(2)]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 function readFlags(argv: string[]): Given {
   try {
-    return parseArgs({ args: argv, strict: true, allowPositionals: false, options: FLAGS }).values as Given;
+    return parseArgs({ args: negativeValuesJoined(argv), strict: true, allowPositionals: false, options: FLAGS }).values as Given;
   } catch (e) {
     throw new OptionsError((e as Error).message);
   }
@@ -169,6 +186,11 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
       `--workers ${workers}: must be more than --max-concurrency (${limits.max_concurrency}), or one harness at its limit would hold every worker`,
     );
   }
+  // History names the replica each change went through: a blank name tells nobody which.
+  if (given['replica-name'] !== undefined && (plain.replicaName as string).trim() === '')
+    throw new OptionsError(
+      `--replica-name ${JSON.stringify(plain.replicaName)}: give a name that tells this bermd from its replicas, or leave the flag out for the host name and process id`,
+    );
   const toolSeparator = plain.toolSeparator as string;
   if (!TOOL_SEPARATOR.test(toolSeparator))
     throw new OptionsError(`--tool-separator ${JSON.stringify(toolSeparator)}: use 1 to 8 of the characters . _ - /`);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ManifestData } from '@berm/manifest';
-import { BermdError, parseOptions } from 'bermd';
+import { parseOptions } from 'bermd';
 import {
   describeWindow,
   type GatedBreak,
@@ -16,6 +16,7 @@ import {
   type RegistryOptions,
 } from '../dist/deploy/index.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
+import { refusal } from './core.js';
 import { removeDir, tempDir } from './daemon.js';
 
 const logger = pino({ level: 'silent' });
@@ -37,16 +38,6 @@ afterEach(async () => {
 
 const open = (options: Partial<RegistryOptions> = {}) => Registry.open({ stateDir, logger, now: clock, ...options });
 const metaFile = (name: string) => path.join(stateDir, 'harnesses', `${name}.json`);
-
-async function refusal(p: Promise<unknown>): Promise<BermdError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(BermdError);
-    return e as BermdError;
-  }
-  throw new Error('expected the deploy to be refused');
-}
 
 /** The breaks a 409 lists: those that refused the deploy, and those only reported. */
 async function gateRefusal(p: Promise<unknown>): Promise<{ message: string; breaks: GatedBreak[]; reported: GatedBreak[] }> {

@@ -9,13 +9,18 @@ export function ticking(start = Date.UTC(2026, 0, 1)): () => Date {
   return () => new Date((t += 1000));
 }
 
-/** The code of the `BermdError` `p` rejects with; fails when it resolves or rejects with anything else. */
-export async function codeOf(p: Promise<unknown>): Promise<string> {
+/** The `BermdError` `p` rejects with; fails when it resolves or rejects with anything else. */
+export async function refusal(p: Promise<unknown>): Promise<BermdError> {
   try {
     await p;
   } catch (e) {
     expect(e).toBeInstanceOf(BermdError);
-    return (e as BermdError).code;
+    return e as BermdError;
   }
   throw new Error('expected a refusal');
+}
+
+/** The code of the `BermdError` `p` rejects with; fails when it resolves or rejects with anything else. */
+export async function codeOf(p: Promise<unknown>): Promise<string> {
+  return (await refusal(p)).code;
 }

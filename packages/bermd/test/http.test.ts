@@ -45,6 +45,19 @@ describe('bermd control API', () => {
       events: [],
       reported: [],
       notices: [],
+      // The history entry the deploy made.
+      entry: {
+        action: 'deploy',
+        at: expect.any(String),
+        principal: 'anonymous',
+        replica: expect.any(String),
+        from: null,
+        to: { digest: sha256(v1), version: '0.1.0' },
+        forced: false,
+        forced_past: [],
+        reported: [],
+        notices: [],
+      },
     });
 
     const v2 = await harnessImage(manifestWithTools(['echo'], { version: '0.2.0' }));

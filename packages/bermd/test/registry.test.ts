@@ -38,6 +38,18 @@ describe('Registry', () => {
       reported: [],
       notices: [],
       replaced: false,
+      entry: {
+        action: 'deploy',
+        at: '2026-01-01T00:00:01.000Z',
+        principal: null,
+        replica: expect.any(String),
+        from: null,
+        to: { digest: digestOf(bytes), version: '0.1.0' },
+        forced: false,
+        forced_past: [],
+        reported: [],
+        notices: [],
+      },
     });
     expect(registry.list()).toEqual([
       {
@@ -244,8 +256,14 @@ describe('Registry', () => {
       deployed_at: registry.get('h').deployed_at,
       last_used_at: null,
       used: { tools: {}, events: {} },
+      // The deploy's history entry, which travels with the metadata to the commit point.
+      pending: {
+        id: expect.any(String),
+        entry: expect.objectContaining({ action: 'deploy', to: expect.objectContaining({ digest: digestOf(bytes) }) }),
+      },
     });
     expect((await stat(path.join(storeDir(), 'h.wasm'))).size).toBe(bytes.length);
+    expect((await stat(path.join(storeDir(), '..', 'history', 'h.json'))).mode & 0o444).toBe(0o444);
   });
 
   it('lets the layers that run tools prepare, refuse, follow and drop harnesses', async () => {

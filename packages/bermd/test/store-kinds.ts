@@ -5,15 +5,15 @@
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
-import { DirectoryStore, type HarnessStore, PostgresStore } from '../dist/deploy/index.js';
+import { DirectoryStore, type HarnessStore, PostgresStore, type RetentionPolicy } from '../dist/deploy/index.js';
 import { removeDir, type StartOptions, tempDir } from './daemon.js';
 import { createDatabase, dropDatabase, POSTGRES_URL, sql } from './postgres.js';
 
 const logger = pino({ level: 'silent' });
 
 export interface StoreSite {
-  /** A new store on this site. */
-  open(): Promise<HarnessStore>;
+  /** A new store on this site, keeping what `retention` says (the defaults, and the real clock, for what it leaves out). */
+  open(retention?: Partial<RetentionPolicy>): Promise<HarnessStore>;
   /** How a bermd process keeps its set here. */
   start: Pick<StartOptions, 'stateDir' | 'store'>;
   /** Another site holding what this one holds now (nothing may have it open). */
@@ -33,6 +33,10 @@ export interface StoreSite {
    * `deployed_by`; the PostgreSQL schema back at version 1, without its columns (nothing may have it open).
    */
   forgetDeployers(name: string): Promise<void>;
+  /** The digests of the images kept for `name` (besides the one served), as stored raw, sorted: files, or rows. */
+  retainedRaw(name: string): Promise<string[]>;
+  /** Changes the stored bytes of the image kept for `name` under `digest` in place, as a hand or a fault might. */
+  corruptRetained(name: string, digest: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -47,7 +51,7 @@ export interface StoreKind {
 function directorySite(stateDir: string): StoreSite {
   const dir = path.join(stateDir, 'harnesses');
   return {
-    open: () => DirectoryStore.open(stateDir),
+    open: (retention) => DirectoryStore.open(stateDir, retention),
     start: { stateDir },
     copy: async () => {
       const to = await tempDir('bermd-store-');
@@ -73,13 +77,24 @@ function directorySite(stateDir: string): StoreSite {
       const { deployed_by: _, ...meta } = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
       await writeFile(file, JSON.stringify(meta));
     },
+    retainedRaw: async (name) =>
+      (await readdir(path.join(stateDir, 'images', name)).catch(() => [] as string[]))
+        .filter((f) => f.endsWith('.wasm'))
+        .map((f) => `sha256:${f.slice(0, -'.wasm'.length)}`)
+        .sort(),
+    corruptRetained: async (name, digest) => {
+      const file = path.join(stateDir, 'images', name, `${digest.slice('sha256:'.length)}.wasm`);
+      const bytes = await readFile(file);
+      bytes[bytes.length - 1] ^= 0xff;
+      await writeFile(file, bytes);
+    },
     dispose: () => removeDir(stateDir),
   };
 }
 
 function postgresSite(url: string): StoreSite {
   return {
-    open: () => PostgresStore.open(url, { logger }),
+    open: (retention) => PostgresStore.open(url, { logger, retention }),
     start: { store: url },
     copy: async () => postgresSite(await createDatabase(url)),
     raw: async () => {
@@ -97,7 +112,15 @@ function postgresSite(url: string): StoreSite {
     recordOtherImage: async (name, digest) => void (await sql(url, 'UPDATE berm_harness SET digest = $2 WHERE name = $1', [name, digest])),
     forgetDeployers: async () => {
       await sql(url, 'ALTER TABLE berm_harness DROP COLUMN deployed_by, DROP COLUMN deployed_by_revision');
+      await sql(url, 'DROP TABLE IF EXISTS berm_history, berm_image');
       await sql(url, 'UPDATE berm_schema SET version = 1');
+    },
+    retainedRaw: async (name) =>
+      (await sql<{ digest: string }>(url, 'SELECT digest FROM berm_image WHERE harness = $1 ORDER BY digest COLLATE "C"', [name])).map(
+        (r) => r.digest,
+      ),
+    corruptRetained: async (name, digest) => {
+      await sql(url, "UPDATE berm_image SET image = image || '\\x00'::bytea WHERE harness = $1 AND digest = $2", [name, digest]);
     },
     dispose: () => dropDatabase(url),
   };

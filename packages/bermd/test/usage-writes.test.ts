@@ -29,6 +29,11 @@ class FailingUsage implements HarnessStore {
   sweep = () => this.inner.sweep();
   readImage = (name: string) => this.inner.readImage(name);
   transaction: HarnessStore['transaction'] = (name, work) => this.inner.transaction(name, work);
+  history: HarnessStore['history'] = (name, query) => this.inner.history(name, query);
+  retained = (name: string) => this.inner.retained(name);
+  readRetained = (name: string, digest: string) => this.inner.readRetained(name, digest);
+  undeployed = () => this.inner.undeployed();
+  prune = () => this.inner.prune();
   close = () => this.inner.close();
   async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {
     this.tried++;

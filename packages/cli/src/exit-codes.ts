@@ -105,6 +105,9 @@ export const EXIT_CODES = {
   'limit-above-daemon': EXIT.negative,
   // No harness by that name: undeploy's negative answer.
   'not-found': EXIT.negative,
+  // A rollback with nowhere to go: no such retained image, or the one asked for is already served.
+  'not-retained': EXIT.negative,
+  'already-serving': EXIT.negative,
   // `breaks NAME NEW`: OLD is neither a file nor a harness the daemon holds.
   'harness-not-found': EXIT.badInput,
   // bermd or the client finds the request itself bad.

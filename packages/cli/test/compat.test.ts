@@ -119,6 +119,7 @@ describe('crab deploy and the compatibility gate', { timeout: 120_000 }, () => {
       '    tool-removed  tool `size` was removed',
       '',
       '  2 breaking changes in 2 tools',
+      expect.stringMatching(/^history: deploy by anonymous via \S+ at \S+Z, from 0\.1\.0 \([0-9a-f]{12}\); forced past 1 break$/),
       '',
     ]);
 

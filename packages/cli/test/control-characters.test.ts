@@ -216,6 +216,20 @@ describe('from a daemon whose answers hold control characters', { timeout: 60_00
     used: true,
   };
 
+  /** A history entry whose every string an escape sequence rides in. */
+  const entry = {
+    action: `rollback${ESC}[1m`,
+    at: `2026-01-01T00:00:00Z${ESC}[2J`,
+    principal: `alice${ESC}[2J`,
+    replica: `host${ESC}]0;t${BEL}/1`,
+    from: { digest: `sha256:${'ab'.repeat(32)}`, version: HOSTILE_VERSION },
+    to: { digest: `sha256:${CSI}2J${'cd'.repeat(31)}`, version: `2${CSI}0m` },
+    forced: true,
+    forced_past: [gated],
+    reported: [gated],
+    notices: [],
+  };
+
   function send(res: ServerResponse, status: number, body: unknown): void {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   }
@@ -241,6 +255,20 @@ describe('from a daemon whose answers hold control characters', { timeout: 60_00
           },
         });
       }
+      if (req.method === 'GET' && path === '/harnesses/h/history') return send(res, 200, { entries: [entry], next_cursor: null });
+      if (req.method === 'POST' && path === '/harnesses/fine/rollback')
+        return send(res, 200, { ...summary, name: 'fine', reported: [gated], notices: [], replaced: true, entry });
+      if (req.method === 'POST' && path === '/harnesses/gated/rollback')
+        return send(res, 409, {
+          error: {
+            code: 'breaks-callers',
+            message: `refused ${HOSTILE_VERSION}`,
+            name: 'gated',
+            window_seconds: 60,
+            breaks: [gated],
+            reported: [],
+          },
+        });
       if (req.method === 'GET' && path === '/harnesses/h')
         return send(res, 200, { ...summary, manifest: sampleManifest({ description: `d${ESC}[2J` }), usage: {} });
       return send(res, 404, { error: { code: 'not-found', message: `no harness ${HOSTILE_PROGRAM}${CSI}2J here` } });
@@ -292,5 +320,28 @@ describe('from a daemon whose answers hold control characters', { timeout: 60_00
     );
     const inspect = await inert(['inspect', '--url', url, caller]);
     expect(inspect.stdout).toContain('weather (not deployed)');
+  });
+
+  it('berm history and berm rollback show the entry, its versions, principal, replica and breaks as pictures', async () => {
+    const env = { BERM_URL: url };
+    const history = await inert(['history', 'h'], { bin: 'berm', env });
+    expect(history.code).toBe(0);
+    expect(history.stdout).toContain('2026-01-01T00:00:00Z\u241b[2J');
+    expect(history.stdout).toContain('alice\u241b[2J');
+    expect(history.stdout).toContain('host\u241b]0;t\u2407/1');
+    expect(history.stdout).toContain('1.0\u241b[31mRED\u241b]0;pwned\u2407 → 2\ufffd0m');
+    expect(history.stdout).toContain('tool-removed\u241b[5m (tool echo\u241b[2J)');
+    const json = await inert(['history', '--json', 'h'], { bin: 'berm', env });
+    expect(JSON.parse(json.stdout)).toEqual([entry]);
+
+    const rollback = await inert(['rollback', 'fine'], { bin: 'berm', env });
+    expect(rollback.code).toBe(0);
+    expect(rollback.stdout).toContain('rolled back fine 1.0\u241b[31mRED\u241b]0;pwned\u2407');
+    expect(rollback.stdout).toContain(
+      'history: rollback\u241b[1m by alice\u241b[2J via host\u241b]0;t\u2407/1 at 2026-01-01T00:00:00Z\u241b[2J',
+    );
+    const refused = await inert(['rollback', 'gated'], { bin: 'berm', env });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('tool echo\u241b[2J');
   });
 });

@@ -49,7 +49,9 @@ describe('crab deploy', { timeout: 90_000 }, () => {
   it('deploys (exit 0), says whether it replaced, and prints --json as the daemon answered', async () => {
     let r = await runCli(['deploy', 'echo', files.echo!], { env: env() });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^deployed echo 0\.1\.0 \([0-9a-f]{12}\)\n {2}tools: {2}echo, size\n {2}events: none\n$/);
+    expect(r.stdout).toMatch(
+      /^deployed echo 0\.1\.0 \([0-9a-f]{12}\)\n {2}tools: {2}echo, size\n {2}events: none\nhistory: deploy by anonymous via \S+ at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/,
+    );
     expect(r.stderr).toBe('');
 
     r = await runCli(['deploy', '--json', 'echo', files.echo!], { env: env() });

@@ -7,12 +7,30 @@ import {
   type DeployResult,
   type HarnessDetail,
   type HarnessSummary,
+  type HistoryPage,
+  type RetainedImages,
+  type RollbackRequest,
+  type UndeployedHarness,
   type WhoAmI,
 } from '@berm/protocol';
 import { Agent, request, type Dispatcher } from 'undici';
 import { BermClientError, DaemonUnreachableError, errorCode, isUnreachable } from './errors.js';
 
 export type { DeployOptions };
+
+export interface HistoryOptions {
+  /** A previous page's `next_cursor`: the page older than it. Absent: the newest page. */
+  cursor?: string;
+  /** The most entries the page holds (bermd's default when absent, 50; at most 500). */
+  limit?: number;
+}
+
+export interface RollbackOptions extends RollbackRequest {
+  /** Go back even when it breaks callers of what the served image added (needs `berm:force`). */
+  force?: boolean;
+  /** Every check and the gate, nothing stored or served: what the rollback would answer, or its refusal. */
+  dryRun?: boolean;
+}
 
 /** The address bermd listens on unless told otherwise. */
 export const DEFAULT_URL = 'http://127.0.0.1:7477';
@@ -24,9 +42,8 @@ export interface BermClientOptions {
   dispatcher?: Dispatcher;
 }
 
-type Method = 'GET' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
-/** A typed client for the bermd control API. */
 /** A daemon address as bermd's clients take it: an http or https URL. Throws `BermClientError` `bad-url`. */
 export function daemonUrl(url: string): URL {
   let parsed: URL;
@@ -41,6 +58,7 @@ export function daemonUrl(url: string): URL {
   return parsed;
 }
 
+/** A typed client for the bermd control API. */
 export class BermClient {
   readonly url: string;
   private readonly token?: string;
@@ -90,6 +108,55 @@ export class BermClient {
   async undeploy(name: string): Promise<void> {
     const { body } = await this.send('DELETE', this.harnessPath(name), [204]);
     await body.dump();
+  }
+
+  /** A page of `name`'s deploy history, newest first; an empty page for a name bermd has none of. */
+  async history(name: string, options: HistoryOptions = {}): Promise<HistoryPage> {
+    const query = new URLSearchParams();
+    if (options.cursor !== undefined) query.set('cursor', options.cursor);
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const text = query.toString();
+    const path = `${this.harnessPath(name)}/history${text === '' ? '' : `?${text}`}`;
+    const { body } = await this.send('GET', path, [200]);
+    return this.json<HistoryPage>(body, path);
+  }
+
+  /** What `name` serves and the images kept for it, which a rollback can go back to (most recently served first). */
+  async images(name: string): Promise<RetainedImages> {
+    const path = `${this.harnessPath(name)}/images`;
+    const { body } = await this.send('GET', path, [200]);
+    return this.json<RetainedImages>(body, path);
+  }
+
+  /** The bytes of an image kept for `name` (the served one's included), by its `sha256:` digest. */
+  async retainedImage(name: string, digest: string): Promise<Uint8Array> {
+    // Encoded, so that no digest, however malformed, reaches another path; bermd refuses a malformed one.
+    const { body } = await this.send('GET', `${this.harnessPath(name)}/images/${encodeURIComponent(digest)}`, [200]);
+    return new Uint8Array(await body.arrayBuffer());
+  }
+
+  /**
+   * Deploys again an image bermd keeps for `name` (`to` a digest, or `steps` back, one by default), through
+   * the compatibility gate as a deploy goes; on an undeployed name it brings back the image served last.
+   * Answers as `deploy` does, with the history `entry` it made; a refusal is a `BermClientError`
+   * (`breaks-callers`, `not-retained`, `already-serving`).
+   */
+  async rollback(name: string, options: RollbackOptions = {}): Promise<DeployResult> {
+    const path = `${this.harnessPath(name)}/rollback${encodeDeployQuery({ force: options.force, dryRun: options.dryRun })}`;
+    const target: RollbackRequest = {};
+    if (options.to !== undefined) target.to = options.to;
+    if (options.steps !== undefined) target.steps = options.steps;
+    const { status, body } = await this.send('POST', path, [200, 201], {
+      body: new TextEncoder().encode(JSON.stringify(target)),
+      headers: { 'content-type': 'application/json' },
+    });
+    return { ...(await this.json<DeployAnswer>(body, path)), replaced: status === 200 };
+  }
+
+  /** The names undeployed within bermd's history retention, newest first, each with the image a rollback brings back. */
+  async undeployed(): Promise<UndeployedHarness[]> {
+    const { body } = await this.send('GET', '/undeployed', [200]);
+    return (await this.json<{ harnesses: UndeployedHarness[] }>(body, '/undeployed')).harnesses;
   }
 
   /** Closes the connections this client opened. */

@@ -1,4 +1,12 @@
-export { BermClient, DEFAULT_URL, daemonUrl, type BermClientOptions, type DeployOptions } from './client.js';
+export {
+  BermClient,
+  DEFAULT_URL,
+  daemonUrl,
+  type BermClientOptions,
+  type DeployOptions,
+  type HistoryOptions,
+  type RollbackOptions,
+} from './client.js';
 export {
   BermClientError,
   DaemonUnreachableError,
@@ -23,4 +31,11 @@ export type {
   BreaksCallersError,
   HarnessChange,
   WhoAmI,
+  HistoryAction,
+  HistoryImage,
+  HistoryEntry,
+  HistoryPage,
+  RetainedImage,
+  RetainedImages,
+  UndeployedHarness,
 } from './types.js';

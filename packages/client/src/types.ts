@@ -15,4 +15,11 @@ export type {
   BreaksCallersError,
   HarnessChange,
   WhoAmI,
+  HistoryAction,
+  HistoryImage,
+  HistoryEntry,
+  HistoryPage,
+  RetainedImage,
+  RetainedImages,
+  UndeployedHarness,
 } from '@berm/protocol';

@@ -46,6 +46,7 @@ describe('BermClient', () => {
       reported: [],
       notices: [],
       replaced: false,
+      entry: expect.objectContaining({ action: 'deploy', from: null, to: { digest: sha256(v1), version: '0.1.0' }, forced: false }),
     });
     const v2 = await harnessImage(manifestWithTools(['echo'], { version: '0.2.0' }));
     const second = await client.deploy('echo', v2, { force: true });
@@ -205,5 +206,96 @@ describe('BermClient and the compatibility gate', () => {
       await d.stop();
       await removeDir(dir);
     }
+  });
+});
+
+describe('BermClient and the deploy history', () => {
+  let d: RunningDaemon;
+  let client: BermClient;
+  const images: Record<string, Uint8Array> = {};
+  beforeAll(async () => {
+    d = await startDaemon();
+    client = new BermClient(d.url);
+    images.v1 = await harnessImage(manifestWithTools(['echo']));
+    images.v2 = await harnessImage(manifestWithTools(['echo', 'size'], { version: '0.2.0' }));
+  });
+  afterAll(async () => {
+    await client.close();
+    await d.stop();
+    await removeDir(d.stateDir);
+  });
+
+  it('reads the history newest first a page at a time, and what a rollback can go back to', async () => {
+    const first = await client.deploy('paged', images.v1!);
+    const second = await client.deploy('paged', images.v2!);
+    expect(second.entry).toMatchObject({
+      action: 'deploy',
+      principal: 'anonymous',
+      from: { digest: sha256(images.v1!), version: '0.1.0' },
+      to: { digest: sha256(images.v2!), version: '0.2.0' },
+    });
+
+    const page = await client.history('paged');
+    expect(page).toEqual({ entries: [second.entry, first.entry], next_cursor: null });
+    const newest = await client.history('paged', { limit: 1 });
+    expect(newest.entries).toEqual([second.entry]);
+    expect(newest.next_cursor).toEqual(expect.any(String));
+    const older = await client.history('paged', { limit: 1, cursor: newest.next_cursor! });
+    expect(older).toEqual({ entries: [first.entry], next_cursor: null });
+    expect(await client.history('never-deployed')).toEqual({ entries: [], next_cursor: null });
+
+    const kept = await client.images('paged');
+    expect(kept.current).toEqual({ digest: sha256(images.v2!), version: '0.2.0' });
+    expect(kept.retained.map((r) => [r.digest, r.version])).toEqual([[sha256(images.v1!), '0.1.0']]);
+    expect(sha256(await client.retainedImage('paged', sha256(images.v1!)))).toBe(sha256(images.v1!));
+  });
+
+  it('rolls back by steps and by digest, dry or forced, and carries the entry each made', async () => {
+    await client.deploy('back', images.v1!);
+    await client.deploy('back', images.v2!);
+
+    const dry = await client.rollback('back', { dryRun: true });
+    expect(dry).toMatchObject({ name: 'back', digest: sha256(images.v1!), dry_run: true, replaced: true });
+    expect(dry.entry).toBeUndefined();
+    expect((await client.get('back')).digest).toBe(sha256(images.v2!));
+
+    const back = await client.rollback('back', { steps: 1 });
+    expect(back).toMatchObject({ name: 'back', digest: sha256(images.v1!), version: '0.1.0', replaced: true });
+    expect(back.entry).toMatchObject({ action: 'rollback', forced: false, to: { digest: sha256(images.v1!), version: '0.1.0' } });
+    expect((await client.get('back')).digest).toBe(sha256(images.v1!));
+
+    const forward = await client.rollback('back', { to: sha256(images.v2!), force: true });
+    expect(forward.digest).toBe(sha256(images.v2!));
+    expect(forward.entry).toMatchObject({ action: 'rollback', forced: true, from: { digest: sha256(images.v1!) } });
+    expect((await client.history('back', { limit: 1 })).entries).toEqual([forward.entry]);
+  });
+
+  it("answers bermd's refusals with their codes: not kept, already served, a malformed digest", async () => {
+    await client.deploy('refusals', images.v1!);
+    const none = await failure(client.rollback('refusals'));
+    expect([none.code, none.status]).toEqual(['not-retained', 404]);
+    const served = await failure(client.rollback('refusals', { to: sha256(images.v1!) }));
+    expect([served.code, served.status]).toEqual(['already-serving', 409]);
+    const unknown = await failure(client.rollback('refusals', { to: sha256(images.v2!) }));
+    expect([unknown.code, unknown.body?.retained]).toEqual(['not-retained', []]);
+    // Encoded into one path segment: a digest that is a path stays the digest bermd refuses.
+    const malformed = await failure(client.retainedImage('refusals', '../../refusals'));
+    expect([malformed.code, malformed.status]).toEqual(['bad-request', 400]);
+    expect((await failure(client.images('never-deployed'))).code).toBe('not-found');
+    expect((await failure(client.history('a.b'))).code).toBe('bad-name');
+  });
+
+  it('lists an undeployed name with the image an undo brings back, and the rollback that undoes it answers as a new deploy', async () => {
+    await client.deploy('gone', images.v1!);
+    await client.undeploy('gone');
+    const listed = (await client.undeployed()).find((h) => h.name === 'gone');
+    expect(listed).toMatchObject({ undeployed_by: 'anonymous', last: { digest: sha256(images.v1!), version: '0.1.0' } });
+    expect((await client.history('gone', { limit: 1 })).entries[0]).toMatchObject({ action: 'undeploy', to: null });
+
+    const undone = await client.rollback('gone');
+    expect(undone).toMatchObject({ name: 'gone', digest: sha256(images.v1!), replaced: false });
+    expect(undone.entry).toMatchObject({ action: 'rollback', from: null });
+    expect((await client.undeployed()).map((h) => h.name)).not.toContain('gone');
+    expect((await client.get('gone')).digest).toBe(sha256(images.v1!));
   });
 });

@@ -95,6 +95,8 @@ export interface DeployAnswer {
   dry_run?: true;
   /** A dry run's answer carries the manifest the daemon read from the image, so a client can show what it declares. */
   manifest?: ManifestData;
+  /** The history entry the deploy or rollback made; absent on a dry run, which makes none. */
+  entry?: HistoryEntry;
 }
 
 /** A deploy's answer with what its status says. */
@@ -114,6 +116,75 @@ export interface BreaksCallersError {
   breaks: GatedBreak[];
   /** The other breaks, which alone would only have been reported. */
   reported: GatedBreak[];
+}
+
+/** What a change did. A `rollback` is a deploy of an image the harness had before (or of the one it served before its undeploy). */
+export type HistoryAction = 'deploy' | 'undeploy' | 'rollback';
+
+/** One image of a harness, as history names it. `version` is its manifest's; null when the manifest did not read. */
+export interface HistoryImage {
+  digest: string;
+  version: string | null;
+}
+
+/** One answered change of a harness (`GET /harnesses/{name}/history`). */
+export interface HistoryEntry {
+  action: HistoryAction;
+  /** When the change was made (ISO 8601). */
+  at: string;
+  /** The principal that made it (`anonymous` when bermd asks for no token); null when unknown. */
+  principal: string | null;
+  /** The bermd process it went through (`host/pid` unless `--replica-name` says otherwise). */
+  replica: string;
+  /** What the name served before; null when nothing. */
+  from: HistoryImage | null;
+  /** What it serves after; null after an undeploy. */
+  to: HistoryImage | null;
+  /** Whether the change was forced (`force`), whether or not anything refused it. */
+  forced: boolean;
+  /** The breaks that would have refused it, which `force` went past. */
+  forced_past: GatedBreak[];
+  /** Every break the gate reported, refusing or not. */
+  reported: GatedBreak[];
+  notices: Notice[];
+}
+
+/** A page of a harness's history, newest first; `next_cursor` (as `?cursor=`) reads the next older page, null when there is none. */
+export interface HistoryPage {
+  entries: HistoryEntry[];
+  next_cursor: string | null;
+}
+
+/** An image the store keeps for a harness besides the one it serves, so that a rollback needs nothing from the operator's disk. */
+export interface RetainedImage extends HistoryImage {
+  /** When it stopped being served (ISO 8601). */
+  retained_at: string;
+  /** The operator's bindings it was deployed with, which a rollback to it restores; `{}` for the defaults. */
+  bindings: Bindings;
+}
+
+/** `GET /harnesses/{name}/images`: what a rollback can go back to, newest first (`steps: 1` is the first). */
+export interface RetainedImages {
+  name: string;
+  /** What the name serves now; null when it is undeployed. */
+  current: HistoryImage | null;
+  retained: RetainedImage[];
+}
+
+/** `POST /harnesses/{name}/rollback`'s body: a retained image by digest, or how many images back; `{}` means `{"steps": 1}`. */
+export interface RollbackRequest {
+  to?: string;
+  steps?: number;
+}
+
+/** `GET /undeployed`: a name undeployed within the history's retention, whose undeploy a rollback can undo. */
+export interface UndeployedHarness {
+  name: string;
+  undeployed_at: string;
+  /** Who undeployed it; null when unknown. */
+  undeployed_by: string | null;
+  /** The image it served until then, which `rollback` redeploys; null when the store no longer keeps it. */
+  last: HistoryImage | null;
 }
 
 /** `GET /whoami`: the principal the request's token names, and the scopes it holds (`SCOPES`' order, then `berm:call:NAME` sorted). */

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   'forbidden-host': 403,
   'forbidden-origin': 403,
   'not-found': 404,
+  /** A rollback's target that the store does not keep: a digest it never retained, or more steps back than it holds. */
+  'not-retained': 404,
   'image-too-large': 413,
   'unsupported-media-type': 415,
   'not-wasm': 422,
@@ -36,6 +38,8 @@ export const ERROR_STATUS = {
   'limit-above-daemon': 422,
   'tool-name-collision': 409,
   'breaks-callers': 409,
+  /** A rollback to the image the harness serves already: nothing would change. */
+  'already-serving': 409,
   'shutting-down': 503,
   /** Answered on /mcp (as JSON-RPC) to an `initialize` when every session bermd may hold is in use. */
   'session-cap': 503,

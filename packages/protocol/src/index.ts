@@ -16,6 +16,14 @@ export type {
   BreaksCallersError,
   HarnessChange,
   WhoAmI,
+  HistoryAction,
+  HistoryImage,
+  HistoryEntry,
+  HistoryPage,
+  RetainedImage,
+  RetainedImages,
+  RollbackRequest,
+  UndeployedHarness,
 } from './api.js';
 export { HARNESS_NAME, isHarnessName, badHarnessNameMessage } from './names.js';
 export {

@@ -11,7 +11,17 @@ import { readDeployQuery, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 import { addChangeStream } from './events.js';
 import { whoAmI } from './whoami.js';
-import { DEPLOY_SCHEMA, HARNESS_SCHEMA, queryError, validatorCompiler } from './schemas.js';
+import {
+  DEPLOY_SCHEMA,
+  HARNESS_SCHEMA,
+  HISTORY_SCHEMA,
+  IMAGE_SCHEMA,
+  queryError,
+  type QueryRoute,
+  readRollbackBody,
+  ROLLBACK_SCHEMA,
+  validatorCompiler,
+} from './schemas.js';
 
 export interface ControlOptions {
   registry: Registry;
@@ -36,12 +46,19 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return replyWithError(error, request, reply);
     if (error.validation !== undefined) {
+      const digest = (request.params as { digest?: string }).digest;
       const failed =
-        error.validationContext === 'params'
-          ? new BermdError('bad-name', badHarnessNameMessage((request.params as NameParams).name), {
-              name: (request.params as NameParams).name,
-            })
-          : queryError(error.validation, request.query as ParsedQuery);
+        error.validationContext === 'params' && error.validation[0]?.instancePath === '/digest'
+          ? new BermdError('bad-request', `${String(digest)} is not an image digest: sha256: and 64 hex digits, as berm history shows`)
+          : error.validationContext === 'params'
+            ? new BermdError('bad-name', badHarnessNameMessage((request.params as NameParams).name), {
+                name: (request.params as NameParams).name,
+              })
+            : queryError(error.validation, request.query as ParsedQuery, {
+                method: request.method,
+                url: request.routeOptions.url,
+                querystring: request.routeOptions.schema?.querystring as QueryRoute['querystring'],
+              });
       return replyWithError(failed, request, reply);
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
@@ -85,6 +102,46 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
     const bytes = await registry.image(request.params.name);
     return reply.type('application/wasm').send(bytes);
   });
+
+  app.get<{ Params: NameParams; Querystring: { cursor?: string; limit?: number } }>(
+    '/harnesses/:name/history',
+    { schema: HISTORY_SCHEMA, config: read },
+    async (request) => registry.history(request.params.name, request.query),
+  );
+
+  app.get<{ Params: NameParams }>('/harnesses/:name/images', { schema: HARNESS_SCHEMA, config: read }, async (request) =>
+    registry.retained(request.params.name),
+  );
+
+  app.get<{ Params: NameParams & { digest: string } }>(
+    '/harnesses/:name/images/:digest',
+    { schema: IMAGE_SCHEMA, config: read },
+    async (request, reply) => {
+      const bytes = await registry.retainedImage(request.params.name, request.params.digest);
+      // An image is named by its digest: what answers to it never changes.
+      return reply.type('application/wasm').header('cache-control', 'private, max-age=31536000, immutable').send(bytes);
+    },
+  );
+
+  app.post<{ Params: NameParams; Querystring: ParsedQuery }>(
+    '/harnesses/:name/rollback',
+    { schema: ROLLBACK_SCHEMA, config: { access: needs(SCOPE.deploy) } },
+    async (request, reply) => {
+      const { to, steps } = readRollbackBody(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
+      const { force, dryRun } = readDeployQuery(request.query);
+      if (force && !request.principal.has(SCOPE.force)) throw refuseScope(request, reply, SCOPE.force);
+      const { replaced, ...result } = await registry.rollback(request.params.name, {
+        to,
+        steps,
+        force,
+        dryRun,
+        by: request.principal.name,
+      });
+      return reply.code(replaced ? 200 : 201).send(result);
+    },
+  );
+
+  app.get('/undeployed', { config: read }, async () => ({ harnesses: await registry.undeployed() }));
 
   app.delete<{ Params: NameParams }>(
     '/harnesses/:name',

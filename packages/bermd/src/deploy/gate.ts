@@ -87,12 +87,15 @@ export function gateBreaks(old: Manifest, next: Manifest, usage: UsageRecord, no
 }
 
 /** The 409 a deploy gets when it breaks recent callers and is not forced. */
-export function breaksCallersError(name: string, gate: GateResult, windowMs: number): BermdError {
+export function breaksCallersError(name: string, gate: GateResult, windowMs: number, action: 'deploy' | 'rollback' = 'deploy'): BermdError {
   const subjects = [...new Set(gate.refusing.map(subjectOf))];
   const n = gate.refusing.length;
+  const breaks = `${n} break${n === 1 ? '' : 's'} in ${listed(subjects)}, used in the last ${describeWindow(windowMs)}`;
+  // Going back removes what the newer image added, which callers may have started to use since.
   const message =
-    `the image would break callers of ${name}: ${n} break${n === 1 ? '' : 's'} in ${listed(subjects)}, ` +
-    `used in the last ${describeWindow(windowMs)}; deploy with force=true to replace it anyway`;
+    action === 'rollback'
+      ? `rolling ${name} back would break its callers of what the image it serves added: ${breaks}; roll back with force=true to go back anyway`
+      : `the image would break callers of ${name}: ${breaks}; deploy with force=true to replace it anyway`;
   return new BermdError('breaks-callers', message, {
     name,
     window_seconds: Math.round(windowMs / SECOND_MS),

@@ -6,6 +6,7 @@ export {
   type DeployHooks,
   type RegistryOptions,
   type DeployOptions,
+  type RollbackOptions,
   type UndeployOptions,
   type SkippedHarness,
   type ChangeEvent,
@@ -43,7 +44,21 @@ export {
   type HarnessUsage,
   type UsageRecord,
 } from './gate.js';
-export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead } from './store.js';
+export type { HarnessStore, HarnessMeta, StoredHarness, StoredHead, RetentionPolicy } from './store.js';
+export { retentionPolicy, DEFAULT_KEEP_IMAGES, DEFAULT_HISTORY_RETENTION_MS } from './retention.js';
+export {
+  decodeEntry,
+  HISTORY_PAGE,
+  MAX_HISTORY_ENTRIES,
+  MAX_HISTORY_PAGE,
+  type HistoryAction,
+  type HistoryEntry,
+  type HistoryImage,
+  type HistoryPage,
+  type HistoryQuery,
+  type RetainedImage,
+  type UndeployedName,
+} from './history.js';
 export { DirectoryStore } from './directory-store.js';
 export { decodeBindings, decodeDeployedBy, decodeMeta, decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
 export { PostgresStore, DEFAULT_STORE_TIMEOUT_MS, MAX_STORE_TIMEOUT_MS } from './postgres-store.js';

@@ -30,7 +30,19 @@ export async function moveStore(from: HarnessStore, to: HarnessStore): Promise<M
     }
     const outcome = await to.transaction(name, async (tx): Promise<MovedHarness['outcome']> => {
       if (tx.current !== null) return tx.current.digest === stored.digest ? 'already-there' : 'held-elsewise';
-      await tx.save(stored.bytes, stored.meta, manifest.data);
+      // The history the other store kept stays there; here it begins with the move.
+      await tx.save(stored.bytes, stored.meta, manifest.data, {
+        action: 'deploy',
+        at: stored.meta.deployed_at,
+        principal: stored.meta.deployed_by ?? null,
+        replica: 'bermd migrate-store',
+        from: null,
+        to: { digest: stored.digest, version: manifest.data.version },
+        forced: false,
+        forced_past: [],
+        reported: [],
+        notices: [],
+      });
       return 'moved';
     });
     report.push({ name, digest: stored.digest, outcome });

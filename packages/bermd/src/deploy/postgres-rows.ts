@@ -7,9 +7,13 @@
  * store's are: a stored time later than this machine's clock allows is no use, and a write replaces it.
  */
 import { isHarnessName } from '@berm/protocol';
+import type pg from 'pg';
 import { emptyUsage, type UsageRecord } from './gate.js';
 import type { StoredHead } from './store.js';
 import { decodeUseTime, USE_CLOCK_SKEW_MS } from './store-codec.js';
+
+/** A statement run on whatever connection the caller holds: the pool's, or a transaction's. */
+export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>;
 
 export interface HeadRow {
   name: string;

@@ -60,6 +60,36 @@ const MIGRATIONS: Migration[] = [
       COMMENT ON COLUMN berm_harness.deployed_by IS 'bermd: the principal whose deploy this is, when deployed_by_revision is revision; else unknown';
     `,
   },
+  {
+    version: 3,
+    does: "each harness's deploy history, and the images it served before, kept past its undeploy",
+    // No reference to berm_harness: an entry outlives the row it describes. Ids come from the revision
+    // sequence, which a deploy already draws from, so a role granted what schema 1 and 2 needed needs
+    // nothing more than the tables themselves; they order entries as they committed under a name's lock,
+    // and kept images as they stopped being served (`retained_at` is the clock of the replica that
+    // replaced one, which may disagree with another's).
+    sql: `
+      CREATE TABLE berm_history (
+        id bigint PRIMARY KEY DEFAULT nextval('berm_revision'),
+        harness text NOT NULL,
+        at timestamptz NOT NULL,
+        entry jsonb NOT NULL
+      );
+      CREATE INDEX berm_history_by_harness ON berm_history (harness, id);
+      COMMENT ON TABLE berm_history IS 'bermd: every answered deploy, undeploy and rollback of each harness name, newest by id';
+      CREATE TABLE berm_image (
+        harness text NOT NULL,
+        digest text NOT NULL,
+        image bytea NOT NULL,
+        version text,
+        bindings jsonb,
+        retained_at timestamptz NOT NULL,
+        seq bigint NOT NULL DEFAULT nextval('berm_revision'),
+        PRIMARY KEY (harness, digest)
+      );
+      COMMENT ON TABLE berm_image IS 'bermd: images each harness served before, with their bindings, for a rollback; the newest --keep-images are kept';
+    `,
+  },
 ];
 
 /** The version this bermd brings a database to. */

@@ -5,6 +5,7 @@
  * `berm_harness` holds a row per name: the image (the source of truth), its digest and manifest, the
  * operator's bindings for it, the deploy time and who deployed it, and a revision drawn from a sequence
  * on every deploy.
+ * `berm_history` holds each name's deploy history, past its undeploy (`postgres-history.ts`).
  * `berm_usage` holds, per name, when each tool ran and each event was emitted last. The store is this
  * class and, beside it, a module per concern:
  *
@@ -31,7 +32,9 @@ import { isHarnessName, settingByFlag } from '@berm/protocol';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { emptyUsage, type UsageRecord } from './gate.js';
+import type { HistoryPage, HistoryQuery, RetainedImage, UndeployedName } from './history.js';
 import { reasonOf, storeFailure } from './postgres-errors.js';
+import { pruneHistory, readHistory, readUndeployed } from './postgres-history.js';
 import { StoreListener } from './postgres-listener.js';
 import { encodeNotification } from './postgres-notification.js';
 import {
@@ -45,9 +48,12 @@ import {
   MERGE_USAGE,
   type UseRow,
   usageArrays,
+  type Query,
 } from './postgres-rows.js';
 import { CHANNEL, migrate } from './postgres-schema.js';
-import { holdName } from './postgres-transaction.js';
+import { forgetIfStale, holdName, type HoldOptions } from './postgres-transaction.js';
+import { pruneRetained, readRetainedBytes, readRetainedList } from './postgres-retained.js';
+import { forgotten, retentionCutoff, retentionPolicy, type RetentionPolicy } from './retention.js';
 import { storeLocation } from './postgres-url.js';
 import { waitForStore } from './postgres-wait.js';
 import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction, StoreWatcher } from './store.js';
@@ -88,6 +94,8 @@ export interface PostgresStoreOptions {
   waitMs?: number;
   /** How long the database may take to answer before it counts as out of reach (`--store-timeout`); `DEFAULT_STORE_TIMEOUT_MS` when unset. */
   timeoutMs?: number;
+  /** What is kept of what each name served before (`--keep-images`, `--history-retention`); `retentionPolicy()`'s defaults for what is unset. */
+  retention?: Partial<RetentionPolicy>;
 }
 
 export class PostgresStore implements HarnessStore {
@@ -101,8 +109,11 @@ export class PostgresStore implements HarnessStore {
   /** How long a deploy's wait for its name's lock may go unanswered: a lock another replica's deploy holds, or a silent path. */
   private readonly lockWaitMs: number;
 
-  private constructor(url: string, logger: Logger, timeoutMs: number) {
+  private readonly policy: RetentionPolicy;
+
+  private constructor(url: string, logger: Logger, timeoutMs: number, policy: RetentionPolicy) {
     this.location = storeLocation(url);
+    this.policy = policy;
     this.logger = logger;
     this.timeoutMs = timeoutMs;
     this.lockWaitMs = Math.max(LOCK_WAIT_MS, timeoutMs);
@@ -135,7 +146,7 @@ export class PostgresStore implements HarnessStore {
    * and what the database answered when it refuses (a wrong password, no such database, a newer schema).
    */
   static async open(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
-    const store = new PostgresStore(url, options.logger, options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS);
+    const store = new PostgresStore(url, options.logger, options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, retentionPolicy(options.retention));
     try {
       await waitForStore(() => migrate(store.pool, options.logger), {
         location: store.location,
@@ -215,7 +226,42 @@ export class PostgresStore implements HarnessStore {
   }
 
   transaction<T>(name: string, work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
-    return holdName(this.pool, name, { location: this.location, lockWaitMs: this.lockWaitMs }, work);
+    return holdName(this.pool, name, this.holdOptions(), work);
+  }
+
+  private holdOptions(): HoldOptions {
+    return { location: this.location, lockWaitMs: this.lockWaitMs, policy: this.policy };
+  }
+
+  history(name: string, query: HistoryQuery = {}): Promise<HistoryPage> {
+    return readHistory((text, values) => this.query(text, values), name, query);
+  }
+
+  retained(name: string): Promise<RetainedImage[]> {
+    return readRetainedList((text, values) => this.query(text, values), name, this.policy.keepImages);
+  }
+
+  readRetained(name: string, digest: string): Promise<Buffer | null> {
+    return readRetainedBytes((text, values) => this.query(text, values), name, digest);
+  }
+
+  async undeployed(): Promise<UndeployedName[]> {
+    const cutoff = retentionCutoff(this.policy);
+    const found = await readUndeployed((text, values) => this.query(text, values));
+    return found
+      .filter(({ entry }) => entry.action === 'undeploy' && !forgotten(entry, cutoff))
+      .sort((a, b) => Date.parse(b.entry.at) - Date.parse(a.entry.at) || (a.name < b.name ? -1 : 1));
+  }
+
+  async prune(): Promise<string[]> {
+    const query: Query = (text, values) => this.query(text, values);
+    const cutoff = new Date(retentionCutoff(this.policy));
+    const gone: string[] = [];
+    for (const name of await pruneHistory(query, cutoff)) {
+      if (await forgetIfStale(this.pool, name, cutoff, this.holdOptions())) gone.push(name);
+    }
+    await pruneRetained(query, this.policy.keepImages);
+    return gone;
   }
 
   async saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void> {

@@ -12,14 +12,26 @@
  * like one made here; a periodic reconciliation, and one after each reconnection, catches what a missed
  * notification would have told.
  */
+import { hostname } from 'node:os';
 import { Manifest } from '@berm/manifest';
-import type { DeployResult, GrantSet, HarnessDetail, HarnessSummary, Limits, Notice } from '@berm/protocol';
+import type {
+  DeployResult,
+  GrantSet,
+  HarnessDetail,
+  HarnessSummary,
+  HistoryImage,
+  Limits,
+  Notice,
+  RetainedImages,
+  UndeployedHarness,
+} from '@berm/protocol';
 import type { Logger } from 'pino';
 import { assertHarnessName, BermdError } from '../errors.js';
 import { DEFAULT_LIMITS } from '../limits.js';
-import { admit, type AdmissionPolicy, type CheckedHarness } from './admission.js';
+import { admit, type Admitted, type AdmissionPolicy, type CheckedHarness } from './admission.js';
 import { isDefaultBindings, type BindingRequest, type Bindings } from './bindings.js';
 import { DirectoryStore } from './directory-store.js';
+import type { HistoryEntry, HistoryPage, HistoryQuery, RetainedImage } from './history.js';
 import {
   breaksCallersError,
   DEFAULT_BREAKS_WINDOW_MS,
@@ -32,12 +44,15 @@ import {
   type UsageRecord,
 } from './gate.js';
 import { KeyedQueue } from './keyed-queue.js';
-import type { HarnessMeta, HarnessStore, StoredHarness, StoredHead, StoreTransaction } from './store.js';
+import type { HarnessMeta, HarnessStore, RetentionPolicy, StoredHarness, StoredHead, StoreTransaction } from './store.js';
 import { reached } from '../faults.js';
 import { numberDefault } from '../limits.js';
 
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
 const USAGE_FLUSH_MS = 5000;
+
+/** How often the store's retention policy is applied to names nobody writes: retention is in days, so hourly is prompt enough. */
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
 /** How often a registry on a shared store compares its set with the store's, for notifications it missed (`--reconcile-interval`). */
 export const DEFAULT_RECONCILE_INTERVAL_MS = numberDefault('reconcile-interval');
@@ -81,6 +96,8 @@ export interface DeployHooks<P = unknown> {
 export interface RegistryOptions {
   /** The state directory, where a `DirectoryStore` keeps the set unless `store` is given. */
   stateDir: string;
+  /** What that `DirectoryStore` keeps of what each name served before (a given `store` has its own); `DEFAULT_RETENTION` when unset. */
+  retention?: Partial<RetentionPolicy>;
   /** Where the set is kept; a `DirectoryStore` under `stateDir` by default. */
   store?: HarnessStore;
   logger: Logger;
@@ -97,6 +114,8 @@ export interface RegistryOptions {
   bounds?: Limits;
   /** Whether the operator provides `secret` to calls that enter through `harness`; a deploy notes the granted secrets that are not. */
   secretAvailable?: (secret: string, harness: string) => boolean;
+  /** How this process names itself in history entries; `replicaName()` (the host name and the pid) when unset. */
+  replica?: string;
   /** With a shared store, how often the set is compared with the store's; `DEFAULT_RECONCILE_INTERVAL_MS` when unset, 0 never. */
   reconcileIntervalMs?: number;
 }
@@ -111,6 +130,21 @@ export interface DeployOptions {
   /** The name of the principal deploying: stored with the harness and named in the log; unknown when unset. */
   by?: string;
 }
+
+export interface RollbackOptions extends Omit<DeployOptions, 'bindings'> {
+  /** The retained image to go back to, by digest. */
+  to?: string;
+  /** How many retained images back (1: the one served before this one); 1 when neither this nor `to` is given. */
+  steps?: number;
+}
+
+/** What a deploy or rollback decided inside its transaction. */
+type ReplaceOutcome = {
+  checked: CheckedHarness;
+  reported: GatedBreak[];
+  notices: Notice[];
+  replaced: boolean;
+} & ({ dryRun: true } | { dryRun: false; harness: Harness; prepared: unknown; entry: HistoryEntry });
 
 export interface UndeployOptions {
   /** The name of the principal undeploying, for the log. */
@@ -144,6 +178,7 @@ export class Registry {
   private readonly policy: AdmissionPolicy;
   private readonly logger: Logger;
   private readonly now: () => Date;
+  private readonly replica: string;
   /** The last use's time, and its ISO form (see `recordUse`). */
   private lastUseMs = Number.NaN;
   private lastUseIso = '';
@@ -153,6 +188,9 @@ export class Registry {
   private closing = false;
   private stopWatching?: () => void;
   private reconcileTimer?: NodeJS.Timeout;
+  private pruneTimer?: NodeJS.Timeout;
+  /** The prune under way, which `close` waits for before it closes the store. */
+  private pruning?: Promise<void>;
   private reconciling?: Promise<void>;
   private reconcileAgain = false;
 
@@ -164,6 +202,7 @@ export class Registry {
       bounds: options.bounds ?? { ...DEFAULT_LIMITS },
     };
     this.now = options.now ?? (() => new Date());
+    this.replica = options.replica ?? replicaName();
     this.hooks = options.hooks ?? {};
     this.breaksWindowMs = options.breaksWindowMs ?? DEFAULT_BREAKS_WINDOW_MS;
     this.secretAvailable = options.secretAvailable;
@@ -171,11 +210,32 @@ export class Registry {
 
   /** Opens the store and restores every stored harness that still passes the deploy checks; then follows a shared store. */
   static async open(options: RegistryOptions): Promise<Registry> {
-    const store = options.store ?? (await DirectoryStore.open(options.stateDir));
+    const store = options.store ?? (await DirectoryStore.open(options.stateDir, options.retention));
     const registry = new Registry(store, options);
     await registry.restore();
+    await registry.prune();
     registry.watch(options.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS);
     return registry;
+  }
+
+  /**
+   * Applies the store's retention policy to names nobody writes any more (a write prunes its own name),
+   * now and every PRUNE_INTERVAL_MS, so what is kept stays bounded without a job of the operator's.
+   */
+  private async prune(): Promise<void> {
+    const run = async () => {
+      try {
+        for (const name of await this.store.prune())
+          this.logger.info({ harness: name }, 'forgot an undeployed harness past the history retention');
+      } catch (e) {
+        this.logger.warn({ err: (e as Error).message }, 'could not prune the deploy history; trying again later');
+      }
+    };
+    await run();
+    this.pruneTimer = setInterval(() => {
+      if (this.pruning === undefined) this.pruning = run().finally(() => (this.pruning = undefined));
+    }, PRUNE_INTERVAL_MS);
+    this.pruneTimer.unref();
   }
 
   private async restore(): Promise<void> {
@@ -242,76 +302,201 @@ export class Registry {
     return this.serialised(name, async () => {
       reached('deploy-received');
       const { grants: grantSpecs, ...limits } = options.bindings ?? {};
-      const { harness: checked, bindings } = await admit(bytes, { limits, grantSpecs }, this.policy, 'deploy');
-      const outcome = await this.store.transaction(name, async (tx) => {
-        const { current } = tx;
-        const held = this.harnesses.get(name);
-        // Callers use a name, whichever image answers to it: usage carries over a replace. The store has
-        // every process's written uses; this process's copy may hold some not yet written.
-        const used = current === null ? emptyUsage() : mergeUsage(mergeUsage(emptyUsage(), current.used), held?.used ?? emptyUsage());
-        const lastUsedAt = current === null ? null : laterUse(current.last_used_at, held?.lastUsedAt);
-        // The gate compares with what the store holds now, and runs before anything is prepared or stored,
-        // so a refusal leaves the harness as it was.
-        let reported: GatedBreak[] = [];
-        // An image stored under the name whose manifest does not read was never served: nothing to compare, nothing replaced.
-        const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
-        if (previous !== null) {
-          const gate = gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs);
-          if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs);
-          if (gate.refusing.length > 0)
-            this.logger.warn(
-              { harness: name, principal: options.by, breaks: gate.refusing.map((b) => b.code) },
-              'forced a deploy that breaks recent callers',
-            );
-          reported = gate.all;
-        }
-        const prepared = await this.hooks.prepare?.(name, checked);
-        reached('deploy-prepared');
-        const replaced = previous !== null;
-        // A dry run stops here: every check and the gate (against what the store holds now) have passed, and
-        // nothing is stored, committed or announced.
-        if (options.dryRun === true) return { dryRun: true as const, reported, replaced };
-        const harness: Harness = {
-          name,
-          digest: checked.digest,
-          manifest: checked.manifest,
-          module: checked.module,
-          deployedAt: this.now().toISOString(),
-          deployedBy: options.by ?? null,
-          lastUsedAt,
-          used,
-          bindings,
-          limits: checked.limits,
-          grants: checked.grants,
-          revision: '',
-        };
-        harness.revision = await tx.save(bytes, metaOf(harness), checked.manifest.data);
-        return { dryRun: false as const, harness, prepared, reported, replaced };
-      });
-      const result = deployResult(name, checked, outcome.reported, this.notices(name, checked.manifest, checked.grants), outcome.replaced);
-      if (outcome.dryRun) {
-        this.logger.info(
-          { harness: name, digest: checked.digest, replaced: outcome.replaced, principal: options.by },
-          'dry run of a deploy passed',
-        );
-        return { ...result, dry_run: true, manifest: checked.manifest.data };
-      }
-      const { harness, prepared, replaced } = outcome;
-      // Committed to the store: only now does this process serve it.
-      this.harnesses.set(name, harness);
-      this.refused.delete(name);
-      this.hooks.commit?.(name, prepared);
-      this.logger.info({ harness: name, digest: checked.digest, replaced, principal: options.by }, 'deployed harness');
-      this.emit({ kind: 'deployed', name, replaced });
-      return result;
+      const admitted = await admit(bytes, { limits, grantSpecs }, this.policy, 'deploy');
+      const outcome = await this.store.transaction(name, (tx) => this.replaceWithin(name, tx, admitted, 'deploy', options));
+      return this.settleReplace(name, outcome, options);
     });
+  }
+
+  /**
+   * Deploys again an image the store keeps for `name` (`options.to`, or `options.steps` back, one by
+   * default), with the bindings it was deployed with. It is a deploy in every other way: the image's
+   * checks, the compatibility gate against what is served now (going back can break callers of what the
+   * newer image added), `force`, `dryRun`, and a history entry of its own. On an undeployed name it brings
+   * back the image served last. The target is chosen inside the name's transaction, so two rollbacks
+   * through two processes go one after the other, the second from where the first left the name.
+   */
+  async rollback(name: string, options: RollbackOptions = {}): Promise<DeployResult> {
+    assertHarnessName(name);
+    return this.serialised(name, async () => {
+      reached('deploy-received');
+      const outcome = await this.store.transaction(name, async (tx) => {
+        const target = await rollbackTarget(name, tx, options);
+        const bytes = await tx.readRetained(target.digest);
+        if (bytes === null) throw notRetained(name, `its image ${target.digest} is no longer kept`);
+        // Bindings kept with an image are the operator's earlier choice: the daemon's limits, lowered since, bound them as on a restart.
+        const admitted = await admit(bytes, { limits: target.bindings, grants: target.bindings.grants }, this.policy, 'restore');
+        if (admitted.clamped.length > 0)
+          this.logger.warn(
+            { harness: name, limits: admitted.clamped },
+            "the retained image's limits are above the daemon's now; the daemon's apply",
+          );
+        return this.replaceWithin(name, tx, admitted, 'rollback', options);
+      });
+      return this.settleReplace(name, outcome, options);
+    });
+  }
+
+  /**
+   * The part of a deploy or rollback inside the name's transaction: the gate against what the store holds
+   * now (before anything is prepared or stored, so a refusal leaves the harness as it was), preparation,
+   * and the write with its history entry.
+   */
+  private async replaceWithin(
+    name: string,
+    tx: StoreTransaction,
+    { harness: checked, bindings }: Admitted,
+    action: 'deploy' | 'rollback',
+    options: DeployOptions,
+  ): Promise<ReplaceOutcome> {
+    const { current } = tx;
+    const held = this.harnesses.get(name);
+    // Callers use a name, whichever image answers to it: usage carries over a replace. The store has
+    // every process's written uses; this process's copy may hold some not yet written.
+    const used = current === null ? emptyUsage() : mergeUsage(mergeUsage(emptyUsage(), current.used), held?.used ?? emptyUsage());
+    const lastUsedAt = current === null ? null : laterUse(current.last_used_at, held?.lastUsedAt);
+    let reported: GatedBreak[] = [];
+    let forcedPast: GatedBreak[] = [];
+    // An image stored under the name whose manifest does not read was never served: nothing to compare, nothing replaced.
+    const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
+    if (previous !== null) {
+      const gate = gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs);
+      if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs, action);
+      if (gate.refusing.length > 0)
+        this.logger.warn(
+          { harness: name, principal: options.by, action, breaks: gate.refusing.map((b) => b.code) },
+          `forced a ${action} that breaks recent callers`,
+        );
+      reported = gate.all;
+      forcedPast = gate.refusing;
+    }
+    const prepared = await this.hooks.prepare?.(name, checked);
+    reached('deploy-prepared');
+    const replaced = previous !== null;
+    const notices = this.notices(name, checked.manifest, checked.grants);
+    // A dry run stops here: every check and the gate (against what the store holds now) have passed, and
+    // nothing is stored, committed or announced.
+    if (options.dryRun === true) return { checked, dryRun: true, reported, notices, replaced };
+    const harness: Harness = {
+      name,
+      digest: checked.digest,
+      manifest: checked.manifest,
+      module: checked.module,
+      deployedAt: this.now().toISOString(),
+      deployedBy: options.by ?? null,
+      lastUsedAt,
+      used,
+      bindings,
+      limits: checked.limits,
+      grants: checked.grants,
+      revision: '',
+    };
+    const entry: HistoryEntry = {
+      action,
+      at: harness.deployedAt,
+      principal: harness.deployedBy,
+      replica: this.replica,
+      from: current === null ? null : { digest: current.digest, version: previous?.data.version ?? null },
+      to: { digest: checked.digest, version: checked.manifest.data.version },
+      forced: options.force === true,
+      forced_past: forcedPast,
+      reported,
+      notices,
+    };
+    harness.revision = await tx.save(checked.bytes, metaOf(harness), checked.manifest.data, entry);
+    return { checked, dryRun: false, harness, prepared, reported, notices, replaced, entry };
+  }
+
+  /** After the transaction: a dry run's answer, or the harness served here from now on, announced. */
+  private settleReplace(name: string, outcome: ReplaceOutcome, options: DeployOptions): DeployResult {
+    const { checked } = outcome;
+    const result = deployResult(name, checked, outcome.reported, outcome.notices, outcome.replaced);
+    const action = outcome.dryRun || outcome.entry.action === 'deploy' ? 'deploy' : 'rollback';
+    if (outcome.dryRun) {
+      this.logger.info(
+        { harness: name, digest: checked.digest, replaced: outcome.replaced, principal: options.by },
+        `dry run of a ${action} passed`,
+      );
+      return { ...result, dry_run: true, manifest: checked.manifest.data };
+    }
+    const { harness, prepared, replaced, entry } = outcome;
+    // Committed to the store: only now does this process serve it.
+    this.harnesses.set(name, harness);
+    this.refused.delete(name);
+    this.hooks.commit?.(name, prepared);
+    this.logger.info(
+      { harness: name, digest: checked.digest, replaced, principal: options.by },
+      entry.action === 'rollback' ? 'rolled back harness' : 'deployed harness',
+    );
+    this.emit({ kind: 'deployed', name, replaced });
+    return { ...result, entry };
+  }
+
+  /** `name`'s history, newest first (see `HarnessStore.history`): kept past an undeploy, so no `not-found` here. */
+  async history(name: string, query: HistoryQuery = {}): Promise<HistoryPage> {
+    assertHarnessName(name);
+    return this.store.history(name, query);
+  }
+
+  /** What a rollback of `name` can go back to; `not-found` for a name with neither an image served nor one kept. */
+  async retained(name: string): Promise<RetainedImages> {
+    assertHarnessName(name);
+    const [head, retained] = await Promise.all([this.store.head(name), this.store.retained(name)]);
+    if (head === null && retained.length === 0) throw notFound(name);
+    const held = this.harnesses.get(name);
+    let current: HistoryImage | null = null;
+    if (head !== null) {
+      const version = held?.digest === head.digest ? held.manifest.data.version : await this.versionOf(name, head.digest);
+      current = { digest: head.digest, version };
+    }
+    return { name, current, retained };
+  }
+
+  /** An image the store keeps for `name`, the served one's included: `not-retained` when it keeps none of that digest. */
+  async retainedImage(name: string, digest: string): Promise<Buffer> {
+    assertHarnessName(name);
+    const bytes = await this.store.readRetained(name, digest);
+    if (bytes === null) throw notRetained(name, `it keeps no image ${digest}`);
+    return bytes;
+  }
+
+  /** Names undeployed within the history's retention, newest first, each with the image a rollback would bring back. */
+  async undeployed(): Promise<UndeployedHarness[]> {
+    const names = await this.store.undeployed();
+    return Promise.all(
+      names.map(async ({ name, entry }) => {
+        const last = (await this.store.retained(name))[0];
+        return {
+          name,
+          undeployed_at: entry.at,
+          undeployed_by: entry.principal,
+          last: last === undefined ? null : { digest: last.digest, version: last.version },
+        };
+      }),
+    );
   }
 
   /** Removes a harness. */
   async undeploy(name: string, options: UndeployOptions = {}): Promise<void> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
-      const stored = await this.store.transaction(name, (tx) => tx.remove());
+      const stored = await this.store.transaction(name, async (tx) => {
+        const { current } = tx;
+        const held = this.harnesses.get(name);
+        const manifest = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
+        return tx.remove({
+          action: 'undeploy',
+          at: this.now().toISOString(),
+          principal: options.by ?? null,
+          replica: this.replica,
+          from: current === null ? null : { digest: current.digest, version: manifest?.data.version ?? null },
+          to: null,
+          forced: false,
+          forced_past: [],
+          reported: [],
+          notices: [],
+        });
+      });
       const known = this.drop(name);
       if (!known && !stored) throw notFound(name);
       this.logger.info({ harness: name, principal: options.by }, 'undeployed harness');
@@ -527,6 +712,16 @@ export class Registry {
     });
   }
 
+  /** The version of the image stored under `name` when this process does not serve it; null when its manifest does not read. */
+  private async versionOf(name: string, digest: string): Promise<string | null> {
+    const bytes = await this.store.readRetained(name, digest);
+    try {
+      return bytes === null ? null : Manifest.fromImage(bytes).data.version;
+    } catch {
+      return null;
+    }
+  }
+
   /** The manifest of the image a transaction found stored, read without compiling it (this process has not); null when it does not read. */
   private async storedManifest(name: string, tx: StoreTransaction): Promise<Manifest | null> {
     const bytes = await tx.readImage();
@@ -564,6 +759,8 @@ export class Registry {
     this.closing = true;
     this.stopWatching?.();
     clearInterval(this.reconcileTimer);
+    clearInterval(this.pruneTimer);
+    await this.pruning;
     // Names whose last write was refused get one more try.
     const unwritten = new Set([...this.unsavedUse.keys(), ...this.usageUnwritten]);
     await Promise.all([...unwritten].map((name) => this.saveUse(name)));
@@ -611,6 +808,14 @@ export class Registry {
   }
 }
 
+/**
+ * How a process names itself in history by default: the host name tells replicas on different machines
+ * apart, the pid those on one machine (and a restart from what ran before).
+ */
+export function replicaName(): string {
+  return `${hostname()}/${process.pid}`;
+}
+
 /** Takes in uses written elsewhere: a use only ever moves later. */
 function takeUsage(h: Harness, from: { used: UsageRecord; last_used_at: string | null }): void {
   mergeUsage(h.used, from.used);
@@ -654,6 +859,44 @@ function metaOf(h: Harness): HarnessMeta {
   if (h.deployedBy !== null) meta.deployed_by = h.deployedBy;
   if (!isDefaultBindings(h.bindings)) meta.bindings = { [h.digest]: h.bindings };
   return meta;
+}
+
+/** The retained image a rollback goes to, chosen from what the transaction finds kept. */
+async function rollbackTarget(name: string, tx: StoreTransaction, options: RollbackOptions): Promise<RetainedImage> {
+  const retained = await tx.retained();
+  if (options.to !== undefined) {
+    if (tx.current?.digest === options.to)
+      throw new BermdError('already-serving', `${name} already serves ${options.to}: there is nothing to roll back to`, {
+        name,
+        digest: options.to,
+      });
+    const found = retained.find((r) => r.digest === options.to);
+    if (found === undefined) throw notRetained(name, `it keeps no image ${options.to}`, retained);
+    return found;
+  }
+  const steps = options.steps ?? 1;
+  const found = retained[steps - 1];
+  if (found === undefined)
+    throw notRetained(
+      name,
+      retained.length === 0
+        ? tx.current === null
+          ? 'no harness of that name is deployed or remembered'
+          : 'it keeps no image besides the one it serves'
+        : `it keeps ${retained.length} image${retained.length === 1 ? '' : 's'} besides the one it serves, fewer than ${steps}`,
+      retained,
+    );
+  return found;
+}
+
+/** A rollback's target the store does not keep; the answer lists what it does keep, so the caller can pick one. */
+function notRetained(name: string, why: string, retained?: RetainedImage[]): BermdError {
+  const kept = retained?.map((r) => r.digest);
+  const hint = kept === undefined || kept.length === 0 ? '' : ` (see berm history ${name}, or GET /harnesses/${name}/images)`;
+  return new BermdError('not-retained', `cannot roll ${name} back: ${why}${hint}`, {
+    name,
+    ...(kept === undefined ? {} : { retained: kept }),
+  });
 }
 
 function notFound(name: string): BermdError {

@@ -8,6 +8,7 @@
  */
 import { type Bindings, HARNESS_SETTINGS, MINUTE_MS } from '@berm/protocol';
 import { emptyUsage, type UsageRecord } from './gate.js';
+import { decodeEntry } from './history.js';
 import type { HarnessMeta } from './store.js';
 
 /**
@@ -99,6 +100,11 @@ export function decodeMeta(text: string, now: number = Date.now()): HarnessMeta 
       if (read !== undefined) bindings[digest] = read;
     }
     meta.bindings = bindings;
+  }
+  const pending = value.pending as { id?: unknown; entry?: unknown } | undefined;
+  if (typeof pending === 'object' && pending !== null && typeof pending.id === 'string') {
+    const entry = decodeEntry(pending.entry);
+    if (entry !== null) meta.pending = { id: pending.id, entry };
   }
   return meta;
 }

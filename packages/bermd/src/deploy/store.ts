@@ -13,13 +13,26 @@
  *   (`repaired`), keeping the usage, which belongs to the name, and the bindings recorded for that digest;
  * - usage only moves later: `saveUsage` merges, the later time winning for each tool and event, so
  *   processes writing their own uses of one name lose none of each other's;
- * - an undeploy that returned has removed the harness, and its usage, for good.
+ * - an undeploy that returned has removed the harness, and its usage, for good;
+ * - history (history.ts): a deploy or undeploy that returned has its entry, appended in its own
+ *   transaction, and one that failed has none; after a stop at any point, the newest entry agrees with
+ *   what `load` finds (its `to` is the stored image, or null when nothing is stored). The history of a
+ *   name outlives its undeploy; each name keeps at most MAX_HISTORY_ENTRIES entries, the oldest going first.
+ * - retained images (retention.ts): the image a deploy replaces or an undeploy removes is kept, with its
+ *   bindings, by that change (kept or not after a stop, never torn); `retained` never lists the image served,
+ *   and lists at most `keepImages` (an undeployed name one more, the image it served last); `readRetained`
+ *   answers bytes of the digest asked for or null, never bytes changed since. History older than the
+ *   retention goes at the name's next write and at `prune`, a deployed name keeping its newest entry; an
+ *   undeployed name past it is forgotten whole by `prune`, its history and images.
  *
  * The metadata's form on the wire of a store (JSON) is store-codec.ts, shared by every kind of store.
  */
 import type { ManifestData } from '@berm/manifest';
 import type { Bindings } from '@berm/protocol';
 import type { UsageRecord } from './gate.js';
+import type { HistoryEntry, HistoryPage, HistoryQuery, RetainedImage, UndeployedName } from './history.js';
+
+export type { RetentionPolicy } from './retention.js';
 
 export interface HarnessMeta {
   name: string;
@@ -35,6 +48,17 @@ export interface HarnessMeta {
   used: UsageRecord;
   /** The operator's bindings by image digest; absent, or no entry for a digest, means the defaults. */
   bindings?: Record<string, Bindings>;
+  /**
+   * The directory store's: the history entry of the last deploy or undeploy written here, which joins
+   * the history once its change is found to have taken effect (see directory-store.ts); others leave it out.
+   */
+  pending?: PendingEntry;
+}
+
+/** A history entry waiting on its change's commit point; `id` tells whether the history already has it. */
+export interface PendingEntry {
+  id: string;
+  entry: HistoryEntry;
 }
 
 export interface StoredHarness {
@@ -67,11 +91,15 @@ export interface StoreTransaction {
   /**
    * Stores an image and its metadata (`meta.bindings` holds the new image's bindings, if any; `meta.used`
    * is merged as `saveUsage` merges); `manifest` is the image's, for a store that keeps it beside.
-   * Answers the new revision.
+   * `entry` is appended to the name's history with the same commit. Answers the new revision.
    */
-  save(bytes: Uint8Array, meta: HarnessMeta, manifest: ManifestData): Promise<string>;
-  /** Removes the harness and its usage; false when nothing was stored. */
-  remove(): Promise<boolean>;
+  save(bytes: Uint8Array, meta: HarnessMeta, manifest: ManifestData, entry: HistoryEntry): Promise<string>;
+  /** Removes the harness and its usage, appending `entry` to its history with the same commit; false (and no entry) when nothing was stored. */
+  remove(entry: HistoryEntry): Promise<boolean>;
+  /** The images kept for the name besides `current`, most recently served first (see `HarnessStore.retained`). */
+  retained(): Promise<RetainedImage[]>;
+  /** A retained image's bytes (or `current`'s); null when the store keeps no image of that digest under the name. */
+  readRetained(digest: string): Promise<Buffer | null>;
 }
 
 /** What a store that other processes share tells the registry of each (see `HarnessStore.watch`). */
@@ -105,6 +133,20 @@ export interface HarnessStore {
    * all when it throws before its write; after a stop, `load` finds the harness as it was or as written.
    */
   transaction<T>(name: string, work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  /**
+   * `name`'s history, newest first, a page at a time (`query.cursor` from the previous page's
+   * `next_cursor`); for a name no longer deployed too. An empty page when the name has none. Throws
+   * `bad-request` for a cursor no store made.
+   */
+  history(name: string, query?: HistoryQuery): Promise<HistoryPage>;
+  /** The images kept for `name` besides the one it serves, most recently served first; for an undeployed name, the one it served last first. */
+  retained(name: string): Promise<RetainedImage[]>;
+  /** A kept image's bytes, the served one's included; null when the store keeps no image of that digest under `name` (or its bytes no longer have that digest). */
+  readRetained(name: string, digest: string): Promise<Buffer | null>;
+  /** Names with history and no stored image, newest undeploy first: what a rollback can bring back. */
+  undeployed(): Promise<UndeployedName[]>;
+  /** Applies the retention policy to every name, those nobody writes any more included; answers the names forgotten whole. */
+  prune(): Promise<string[]>;
   /** Merges uses into what is stored for `name`, the later time winning for each tool and event and for `last_used_at`; nothing when `name` is not stored. */
   saveUsage(name: string, used: UsageRecord, lastUsedAt: string | null): Promise<void>;
   /**

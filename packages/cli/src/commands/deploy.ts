@@ -5,18 +5,16 @@ import { isBermClientError, type DeployResult } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { daemonFlags } from '../daemon.js';
-import { shortDigest } from '../format/harness.js';
 import { CliError } from '../failure.js';
-import { isBreaksCallers, renderRefusal, renderReported, windowText } from '../format/gate.js';
-import type { Paint } from '../format/paint.js';
-import { printableDeep } from '../format/printable.js';
+import { renderDeploy } from '../format/deploy.js';
+import { isBreaksCallers, refusalReason, renderRefusal } from '../format/gate.js';
 import { inputError } from '../input.js';
 import { limitFlags, limitOptions } from '../setting-flags.js';
 
 export default class Deploy extends BaseCommand {
   static summary = 'Deploy an image as a named harness.';
   static description =
-    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). --dry-run asks the same of the daemon (every check and the gate) and prints what a deploy would do, or how it would be refused, with nothing stored or served. Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
+    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). --dry-run asks the same of the daemon (every check and the gate) and prints what a deploy would do, or how it would be refused, with nothing stored or served. A deploy ends with the history entry it made (who, through which bermd, when; `berm history NAME` lists them). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
   static examples = [
     '<%= config.bin %> deploy echo examples/echo.wasm',
     '<%= config.bin %> deploy --dry-run weather build/weather.wasm',
@@ -72,8 +70,7 @@ export default class Deploy extends BaseCommand {
         if (isBreaksCallers(e.body)) {
           // The breaks are the answer, on stdout as `crab breaks` prints them; the failure line says what to do.
           if (!this.jsonEnabled()) this.log(renderRefusal(e.body, await stdoutPaint()));
-          const n = e.body.breaks.length;
-          why = `${n} break${n === 1 ? '' : 's'} of tools or events callers used in the last ${windowText(e.body.window_seconds)}; deploy with --force to replace it anyway`;
+          why = `${refusalReason(e.body)}; deploy with --force to replace it anyway`;
         }
         throw new CliError(e.code, `cannot deploy '${args.image}' as ${args.name}: ${why}`, { ...e.toJSON(), image: args.image });
       }
@@ -84,21 +81,4 @@ export default class Deploy extends BaseCommand {
     if (!this.jsonEnabled()) this.log(renderDeploy(result, await stdoutPaint()));
     return result;
   }
-}
-
-/** The human view of a deploy: what was deployed, what was reported, what to know. */
-export function renderDeploy(answer: DeployResult, paint: Paint, now: Date = new Date()): string {
-  // The daemon's answer quotes the image (its version, names, break messages) and is untrusted itself.
-  const result = printableDeep(answer);
-  const out: string[] = [];
-  const what = result.dry_run ? (result.replaced ? 'would replace' : 'would deploy') : result.replaced ? 'replaced' : 'deployed';
-  const dry = result.dry_run ? ` ${paint.dim('(dry run: nothing stored)')}` : '';
-  out.push(
-    `${paint.green(what)} ${paint.bold(result.name)}${result.version ? ` ${result.version}` : ''} ${paint.dim(`(${shortDigest(result.digest)})`)}${dry}`,
-  );
-  out.push(`  tools:  ${result.tools.length > 0 ? result.tools.join(', ') : paint.dim('none')}`);
-  out.push(`  events: ${result.events.length > 0 ? result.events.join(', ') : paint.dim('none')}`);
-  if (result.reported.length > 0) out.push(renderReported(result.reported, paint, now));
-  for (const notice of result.notices) out.push(`${paint.yellow('notice:')} ${notice.message}`);
-  return out.join('\n');
 }

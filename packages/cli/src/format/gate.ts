@@ -49,6 +49,12 @@ export function renderRefusal(refusal: BreaksCallersError, paint: Paint, now: Da
   return out.join('\n');
 }
 
+/** `2 breaks of tools or events callers used in the last 30 days`: why the gate refused, for the failure line. */
+export function refusalReason(refusal: BreaksCallersError): string {
+  const n = refusal.breaks.length;
+  return `${n} break${n === 1 ? '' : 's'} of tools or events callers used in the last ${windowText(refusal.window_seconds)}`;
+}
+
 /** Whether a daemon error body is a `breaks-callers` refusal this view can show. */
 export function isBreaksCallers(body: Record<string, unknown> | undefined): body is Record<string, unknown> & BreaksCallersError {
   return (

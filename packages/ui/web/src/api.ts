@@ -1,7 +1,18 @@
 /** The control API over fetch: the same requests curl makes, with the token as a header. */
 import { encodeDeployQuery } from '@berm/protocol';
 import { authHeaders } from './credentials.js';
-import type { DeployOptions, DeployResult, ErrorObject, HarnessDetail, HarnessSummary, WhoAmI } from './types.js';
+import type {
+  DeployOptions,
+  DeployResult,
+  ErrorObject,
+  HarnessDetail,
+  HarnessSummary,
+  HistoryPage,
+  RetainedImages,
+  RollbackRequest,
+  UndeployedHarness,
+  WhoAmI,
+} from './types.js';
 
 export class ApiError extends Error {
   constructor(
@@ -23,10 +34,11 @@ export function isUnauthorized(e: unknown): boolean {
   return e instanceof ApiError && e.status === 401;
 }
 
-async function send(method: string, path: string, body?: Blob): Promise<Response> {
+async function send(method: string, path: string, body?: Blob | string): Promise<Response> {
   let response: Response;
+  const type: Record<string, string> = typeof body === 'string' ? { 'content-type': 'application/json' } : {};
   try {
-    response = await fetch(path, { method, body, headers: { accept: 'application/json', ...authHeaders() } });
+    response = await fetch(path, { method, body, headers: { accept: 'application/json', ...type, ...authHeaders() } });
   } catch (e) {
     throw new ApiError(0, { code: 'daemon-unreachable', message: `bermd could not be reached (${(e as Error).message})` });
   }
@@ -66,4 +78,38 @@ export async function deploy(name: string, image: Blob, options: DeployOptions =
 
 export async function undeploy(name: string): Promise<void> {
   await send('DELETE', `/harnesses/${encodeURIComponent(name)}`);
+}
+
+/** A page of `name`'s history, newest first; `cursor` is the previous page's `next_cursor`. */
+export async function history(name: string, cursor?: string, limit?: number): Promise<HistoryPage> {
+  const query = new URLSearchParams();
+  if (cursor !== undefined) query.set('cursor', cursor);
+  if (limit !== undefined) query.set('limit', String(limit));
+  const q = query.toString() === '' ? '' : `?${query}`;
+  return (await send('GET', `/harnesses/${encodeURIComponent(name)}/history${q}`)).json() as Promise<HistoryPage>;
+}
+
+/** What a rollback of `name` can go back to. */
+export async function retainedImages(name: string): Promise<RetainedImages> {
+  return (await send('GET', `/harnesses/${encodeURIComponent(name)}/images`)).json() as Promise<RetainedImages>;
+}
+
+/** Rolls `name` back (or with `dryRun`, checks it); an empty request is one step back, or an undeploy undone. */
+export async function rollback(
+  name: string,
+  request: RollbackRequest,
+  options: { dryRun?: boolean; force?: boolean } = {},
+): Promise<DeployResult> {
+  const query = new URLSearchParams();
+  if (options.force === true) query.set('force', 'true');
+  if (options.dryRun === true) query.set('dry-run', 'true');
+  const q = query.toString() === '' ? '' : `?${query}`;
+  const body = Object.keys(request).length > 0 ? JSON.stringify(request) : undefined;
+  const response = await send('POST', `/harnesses/${encodeURIComponent(name)}/rollback${q}`, body);
+  return { ...((await response.json()) as DeployResult), replaced: response.status === 200 };
+}
+
+/** Names undeployed lately, newest first, each with the image a rollback would bring back. */
+export async function listUndeployed(): Promise<UndeployedHarness[]> {
+  return ((await (await send('GET', '/undeployed')).json()) as { harnesses: UndeployedHarness[] }).harnesses;
 }

@@ -10,11 +10,21 @@ export type Loaded =
   | { state: 'gone' }
   | { state: 'error'; error: unknown };
 
-export function useHarness(name: string): Loaded {
-  const { change, unauthorized } = usePage();
-  const [loaded, setLoaded] = useState<Loaded>({ state: 'loading' });
+/**
+ * A number that moves whenever `name` may have changed (a change of it, or a reconnection, after
+ * which anything may have), and is -1 after a change of another name: what an effect that fetches
+ * something of `name` depends on, skipping -1.
+ */
+export function useChangeOf(name: string): number {
+  const { change } = usePage();
   const concerned = change.message === undefined || change.message.name === name;
-  const generation = concerned ? change.seq : -1;
+  return concerned ? change.seq : -1;
+}
+
+export function useHarness(name: string): Loaded {
+  const { unauthorized } = usePage();
+  const [loaded, setLoaded] = useState<Loaded>({ state: 'loading' });
+  const generation = useChangeOf(name);
   useEffect(() => {
     if (generation < 0) return;
     let current = true;

@@ -9,7 +9,15 @@ export type {
   HarnessChange,
   HarnessDetail,
   HarnessSummary,
+  HistoryAction,
+  HistoryEntry,
+  HistoryImage,
+  HistoryPage,
   Notice,
+  RetainedImage,
+  RetainedImages,
+  RollbackRequest,
+  UndeployedHarness,
   WhoAmI,
 } from '@berm/protocol';
 export type { ManifestData, ToolSpec, EventSpec, JsonSchema } from '@berm/manifest';

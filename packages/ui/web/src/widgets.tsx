@@ -4,6 +4,7 @@ import { useEffect, useId, useRef } from 'preact/hooks';
 import { ApiError } from './api.js';
 import { ago } from './format.js';
 import { renderMarkdown } from './markdown.js';
+import { href } from './router.js';
 
 /** A time as `3 minutes ago`, with the exact time on hover and for assistive technology. */
 export function When({ iso }: { iso: string | null }) {
@@ -60,5 +61,14 @@ export function Confirm(props: { title: string; confirm: string; onConfirm(): vo
         </button>
       </div>
     </dialog>
+  );
+}
+
+/** A name bermd neither serves nor remembers. */
+export function Gone({ name }: { name: string }) {
+  return (
+    <div class="note" role="status">
+      No harness named <code>{name}</code> is deployed. <a href={href({ view: 'list' })}>See what is</a>.
+    </div>
   );
 }

@@ -4,14 +4,15 @@
  * after a confirmation that names what will break. Without `berm:deploy` (or `berm:force` for the
  * last) the buttons are disabled, with a title naming the scope.
  */
-import { describeDuration, HARNESS_SETTINGS, isHarnessName, type LimitName, SCOPE, SECOND_MS } from '@berm/protocol';
+import { HARNESS_SETTINGS, isHarnessName, type LimitName, SCOPE } from '@berm/protocol';
 import { useState } from 'preact/hooks';
 import { ApiError, deploy, isUnauthorized } from '../api.js';
 import { usePage } from '../context.js';
 import { shortDigest } from '../format.js';
 import { navigate } from '../router.js';
-import type { DeployOptions, DeployResult, ErrorObject, GatedBreak } from '../types.js';
-import { Confirm, ErrorNote, When } from '../widgets.js';
+import type { DeployOptions, DeployResult, ErrorObject } from '../types.js';
+import { Confirm, ErrorNote } from '../widgets.js';
+import { Breaks, withinWindow } from './Breaks.js';
 import { Declared } from './Declared.js';
 
 /** What a dry run said. */
@@ -281,7 +282,7 @@ function Verdict({ check, name }: { check: Check; name: string }) {
   }
   if (check.kind === 'gate') {
     const { breaks = [], reported = [], window_seconds: window } = check.error;
-    const within = window === undefined ? '' : ` in the last ${describeDuration(window * SECOND_MS)}`;
+    const within = withinWindow(window);
     return (
       <section class="verdict gate" aria-labelledby="verdict-heading">
         <h2 id="verdict-heading">A deploy would be refused: it breaks what callers used{within}</h2>
@@ -326,29 +327,5 @@ function Verdict({ check, name }: { check: Check; name: string }) {
         </ul>
       ) : null}
     </section>
-  );
-}
-
-function Breaks({ breaks }: { breaks: GatedBreak[] }) {
-  return (
-    <ul class="breaks">
-      {breaks.map((b, i) => (
-        <li key={i}>
-          <span>
-            {b.tool !== undefined ? 'tool' : 'event'} <code>{b.tool ?? b.event}</code>: {b.message}
-          </span>{' '}
-          <span class="muted">
-            (<code>{b.code}</code>
-            {b.path ? (
-              <>
-                {' '}
-                at <code>{b.path}</code>
-              </>
-            ) : null}
-            ; last used <When iso={b.last_used_at} />)
-          </span>
-        </li>
-      ))}
-    </ul>
   );
 }

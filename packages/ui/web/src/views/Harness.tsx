@@ -1,5 +1,6 @@
 /**
- * One harness: what it is and declares, how it was used, its usage and readme; undeploy it. What the
+ * One harness: what it is and declares, how it was used, its usage and readme, its history; roll it
+ * back, undeploy it. A name undeployed lately has a page of its own (`Undeployed`). What the
  * principal may not do is greyed with the scope it needs, and its tools offered for calls only when it may call them.
  */
 import { SCOPE } from '@berm/protocol';
@@ -12,6 +13,9 @@ import { safeHref } from '../markdown.js';
 import { href, navigate } from '../router.js';
 import { Confirm, ErrorNote, Markdown, When } from '../widgets.js';
 import { Declared } from './Declared.js';
+import { History } from './History.js';
+import { Rollback } from './Rollback.js';
+import { Undeployed } from './Undeployed.js';
 
 export function Harness({ name }: { name: string }) {
   const loaded = useHarness(name);
@@ -19,7 +23,7 @@ export function Harness({ name }: { name: string }) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   if (loaded.state === 'loading') return <p class="muted">Loading {name}…</p>;
-  if (loaded.state === 'gone') return <Gone name={name} />;
+  if (loaded.state === 'gone') return <Undeployed name={name} />;
   if (loaded.state === 'error') return <ErrorNote error={loaded.error} />;
   const h = loaded.harness;
   const m = h.manifest;
@@ -84,6 +88,8 @@ export function Harness({ name }: { name: string }) {
         </button>
       </div>
       {error !== undefined ? <ErrorNote error={error} /> : null}
+      <Rollback name={name} />
+      <History name={name} />
       {m.usage ? (
         <section aria-labelledby="usage-heading">
           <h2 id="usage-heading">Usage</h2>
@@ -129,13 +135,5 @@ function Link({ label, url }: { label: string; url: string }) {
         )}
       </dd>
     </>
-  );
-}
-
-export function Gone({ name }: { name: string }) {
-  return (
-    <div class="note" role="status">
-      No harness named <code>{name}</code> is deployed. <a href={href({ view: 'list' })}>See what is</a>.
-    </div>
   );
 }

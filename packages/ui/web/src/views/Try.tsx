@@ -14,9 +14,8 @@ import { mcp, specOf, type CallOutcome } from '../mcp.js';
 import { href } from '../router.js';
 import type { HarnessDetail, ToolSpec } from '../types.js';
 import { check, type Problem } from '../validate.js';
-import { ErrorNote } from '../widgets.js';
+import { ErrorNote, Gone } from '../widgets.js';
 import { Signature } from './Declared.js';
-import { Gone } from './Harness.js';
 import { useCallableTools } from './Tools.js';
 
 export function Try({ name, tool }: { name: string; tool: string }) {
