@@ -164,6 +164,8 @@ export class ToolCatalog {
   private nextInstalled = 0;
   /** The lists and `byName` are behind `entries`: rebuilt by the first read after a change. */
   private stale = false;
+  /** Each listed tool's JSON, and the whole list's, per generation: made on first ask, forgotten at each rebuild. */
+  private json: Partial<Record<Generation, { tools: string[]; all: Buffer }>> = {};
 
   constructor(separator: string) {
     this.separator = separator;
@@ -273,6 +275,23 @@ export class ToolCatalog {
     return visible(generation === 'modern' ? this.listedModernTools : this.listedTools, this.toolHarnesses, caller);
   }
 
+  /**
+   * `tools(generation, caller)` as UTF-8 JSON, from what was serialised at the first ask since the set last
+   * changed: a list of a thousand harnesses is a megabyte, and serialising and encoding it again on every
+   * `tools/list` was most of what one costs. A caller who sees every harness gets the bytes kept.
+   */
+  toolsJson(generation: Generation = 'legacy', caller?: Caller): Buffer {
+    this.fresh();
+    let json = this.json[generation];
+    if (json === undefined) {
+      const tools = (generation === 'modern' ? this.listedModernTools : this.listedTools).map((t) => JSON.stringify(t));
+      json = { tools, all: Buffer.from(`[${tools.join(',')}]`) };
+      this.json[generation] = json;
+    }
+    const shown = visible(json.tools, this.toolHarnesses, caller);
+    return shown.length === json.tools.length ? json.all : Buffer.from(`[${shown.join(',')}]`);
+  }
+
   /** The usage resources of the harnesses `caller` may call, or all. */
   resources(caller?: Caller): Resource[] {
     this.fresh();
@@ -358,6 +377,7 @@ export class ToolCatalog {
     resources.sort((a, b) => (a.resource.uri < b.resource.uri ? -1 : 1));
     this.listedResources = resources.map((r) => r.resource);
     this.resourceHarnesses = resources.map((r) => r.harness);
+    this.json = {};
   }
 }
 
