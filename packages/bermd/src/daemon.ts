@@ -149,7 +149,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const catalog = new ToolCatalog(config.toolSeparator);
 
   const hooks: DeployHooks<Prepared> = {
-    prepare(name, checked) {
+    prepare(name, checked, restored) {
       try {
         // The memory cap is not the runtime's to apply: it was compiled into the module (rewriteImage).
         const { maxMemoryBytes, ...own } = runtimeLimits(checked.limits);
@@ -159,9 +159,10 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           digest: checked.digest,
           limits: own,
           context: egressContext(name, checked.declared, checked.grants),
+          lazyValidators: restored,
         });
         const leavesMachine = Object.keys(checked.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));
-        return { runtime, listing: catalog.prepare(name, checked.manifest.data, leavesMachine) };
+        return { runtime, listing: catalog.prepare(name, checked.manifest.data, leavesMachine, restored) };
       } catch (e) {
         throw isRunnerError(e) ? deployError(e, limits.max_memory) : e;
       }

@@ -51,6 +51,9 @@ import { numberDefault } from '../limits.js';
 /** How long a recorded use waits in memory before it is written, so a busy harness does not write on every call. */
 const USAGE_FLUSH_MS = 5000;
 
+/** How many stored harnesses a restore reads and compiles at once. */
+const RESTORE_CONCURRENCY = 8;
+
 /** How often the store's retention policy is applied to names nobody writes: retention is in days, so hourly is prompt enough. */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -88,7 +91,8 @@ export interface Use {
  * each stored harness goes through `prepare` and `commit` too, and one `prepare` refuses is skipped.
  */
 export interface DeployHooks<P = unknown> {
-  prepare?(name: string, harness: CheckedHarness): P | Promise<P>;
+  /** `restored`: the image was admitted before (a restore, a change followed from elsewhere, a rollback), so what compiled then may compile on first use. */
+  prepare?(name: string, harness: CheckedHarness, restored: boolean): P | Promise<P>;
   commit?(name: string, prepared: P): void;
   remove?(name: string): void;
 }
@@ -242,22 +246,34 @@ export class Registry {
     for (const name of await this.store.sweep()) {
       this.logger.info({ harness: name }, 'removed metadata left by an interrupted undeploy');
     }
-    for (const name of await this.store.names()) {
-      let stored: StoredHarness | null = null;
-      try {
-        stored = await this.store.load(name);
-        if (stored === null) continue;
-        await this.install(stored);
-        if (stored.repaired)
-          this.logger.warn({ harness: name, digest: stored.digest }, 'metadata did not match the stored image and was derived from it');
-        this.logger.info({ harness: name, digest: stored.digest }, 'restored harness');
-      } catch (e) {
-        const code = e instanceof BermdError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'internal');
-        const message = (e as Error).message;
-        this.skipped.push({ name, code, message });
-        if (stored !== null) this.refused.set(name, stored.revision);
-        this.logger.error({ harness: name, code, err: message }, 'stored harness no longer loads; skipped');
-      }
+    const names = await this.store.names();
+    let next = 0;
+    const restoreNext = async (): Promise<void> => {
+      for (let i = next++; i < names.length; i = next++) await this.restoreOne(names[i]!);
+    };
+    // A few at once: each is a read of the store and a compile on V8's background threads, both waits
+    // that one name at a time leaves idle; the rest (checks, preparation) is the main thread's, in turn.
+    await Promise.all(Array.from({ length: Math.min(RESTORE_CONCURRENCY, names.length) }, restoreNext));
+    // In the store's order of names, whichever finished first.
+    this.skipped.sort((a, b) => names.indexOf(a.name) - names.indexOf(b.name));
+  }
+
+  /** Restores one stored harness; one that does not load is logged, noted in `skipped` and left out. */
+  private async restoreOne(name: string): Promise<void> {
+    let stored: StoredHarness | null = null;
+    try {
+      stored = await this.store.load(name);
+      if (stored === null) return;
+      await this.install(stored);
+      if (stored.repaired)
+        this.logger.warn({ harness: name, digest: stored.digest }, 'metadata did not match the stored image and was derived from it');
+      this.logger.info({ harness: name, digest: stored.digest }, 'restored harness');
+    } catch (e) {
+      const code = e instanceof BermdError ? e.code : ((e as NodeJS.ErrnoException).code ?? 'internal');
+      const message = (e as Error).message;
+      this.skipped.push({ name, code, message });
+      if (stored !== null) this.refused.set(name, stored.revision);
+      this.logger.error({ harness: name, code, err: message }, 'stored harness no longer loads; skipped');
     }
   }
 
@@ -275,7 +291,7 @@ export class Registry {
     } = await admit(stored.bytes, { limits: kept, grants: kept.grants }, this.policy, 'restore');
     if (clamped.length > 0)
       this.logger.warn({ harness: name, limits: clamped }, "the harness's own limits are above the daemon's now; the daemon's apply");
-    const prepared = await this.hooks.prepare?.(name, checked);
+    const prepared = await this.hooks.prepare?.(name, checked, true);
     this.hooks.commit?.(name, prepared);
     const harness: Harness = {
       name,
@@ -370,7 +386,7 @@ export class Registry {
       reported = gate.all;
       forcedPast = gate.refusing;
     }
-    const prepared = await this.hooks.prepare?.(name, checked);
+    const prepared = await this.hooks.prepare?.(name, checked, action === 'rollback');
     reached('deploy-prepared');
     const replaced = previous !== null;
     const notices = this.notices(name, checked.manifest, checked.grants);

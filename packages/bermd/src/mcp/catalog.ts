@@ -154,6 +154,18 @@ export class ToolCatalog {
   private shown = new Map<string, Shown>();
   /** Harnesses whose listing changed since `takeChanged` was last asked. */
   private changed = new Set<string>();
+  /**
+   * Every harness declaring each name, listed or not: what `prepare` refuses a name by, kept up to date by
+   * `set` and `delete` without a rebuild, so a restore installing a thousand harnesses rebuilds nothing.
+   */
+  private readonly holders = new Map<string, Array<{ harness: string; tool: string }>>();
+  /** The order harnesses were first installed in, which decides who keeps a name two hold (see `rebuild`). */
+  private readonly installed = new Map<string, number>();
+  private nextInstalled = 0;
+  /** The lists and `byName` are behind `entries`: rebuilt by the first read after a change. */
+  private stale = false;
+  /** Each listed tool's JSON, and the whole list's, per generation: made on first ask, forgotten at each rebuild. */
+  private json: Partial<Record<Generation, { tools: string[]; all: Buffer }>> = {};
 
   constructor(separator: string) {
     this.separator = separator;
@@ -167,13 +179,14 @@ export class ToolCatalog {
    * Everything about `harness` the catalog needs, built without changing the catalog. Throws
    * `BermdError` `tool-name-collision` when another deployed harness already answers to one of its
    * names, and `bad-schema` when a `returns` does not compile. `leavesMachine`: the harness is granted
-   * a syscall that leaves the machine.
+   * a syscall that leaves the machine. `restored`: the harness was deployed before (a restore), so its
+   * `returns` compiled then and are compiled again only when a result is first checked.
    */
-  prepare(harness: string, manifest: ManifestData, leavesMachine = false): CatalogEntry {
+  prepare(harness: string, manifest: ManifestData, leavesMachine = false, restored = false): CatalogEntry {
     const tools = manifest.tools.map((spec): PreparedTool => {
       const name = this.fullName(harness, spec.name);
-      const holder = this.byName.get(name);
-      if (holder !== undefined && holder.harness !== harness) {
+      const holder = this.holders.get(name)?.find((h) => h.harness !== harness);
+      if (holder !== undefined) {
         throw new BermdError(
           'tool-name-collision',
           `tool ${spec.name} of ${harness} would be listed as ${name}, which is already tool ${holder.tool} of ${holder.harness} (the tool separator is ${JSON.stringify(this.separator)})`,
@@ -184,26 +197,61 @@ export class ToolCatalog {
       if (isSchemaObject(spec.returns)) {
         // Checked against what clients are given, so that no value bermd sends is one a client refuses.
         prepared.outputSchema = withoutDialect(standardSchema(spec.returns));
-        prepared.checkOutput = compileOutputCheck(prepared.outputSchema, `the returns of tool "${spec.name}"`);
+        prepared.checkOutput = compileOutputCheck(prepared.outputSchema, `the returns of tool "${spec.name}"`, restored);
       }
       return prepared;
     });
     return { harness, tools, usage: manifest.usage, programs: manifest.deps.programs, leavesMachine };
   }
 
-  /** Installs (or replaces) a harness; answers the names left out because another harness holds them (see `rebuild`). */
+  /**
+   * Installs (or replaces) a harness; answers its tools left out because a harness installed before it
+   * holds their names (see `rebuild`), as `harness/tool`.
+   */
   set(entry: CatalogEntry): string[] {
-    this.entries.set(entry.harness, entry);
-    return this.rebuild();
+    const { harness } = entry;
+    this.release(harness);
+    this.entries.set(harness, entry);
+    if (!this.installed.has(harness)) this.installed.set(harness, this.nextInstalled++);
+    const order = this.installed.get(harness)!;
+    const shadowed: string[] = [];
+    for (const prepared of entry.tools) {
+      let holding = this.holders.get(prepared.name);
+      if (holding === undefined) this.holders.set(prepared.name, (holding = []));
+      if (holding.some((h) => this.installed.get(h.harness)! < order)) shadowed.push(`${harness}/${prepared.tool}`);
+      holding.push({ harness, tool: prepared.tool });
+    }
+    this.stale = true;
+    return shadowed;
   }
 
   delete(harness: string): boolean {
     const had = this.entries.delete(harness);
-    if (had) this.rebuild();
-    return had;
+    if (!had) return false;
+    this.release(harness);
+    this.installed.delete(harness);
+    this.stale = true;
+    return true;
+  }
+
+  /** Forgets the names `harness`'s installed entry declares. */
+  private release(harness: string): void {
+    for (const prepared of this.entries.get(harness)?.tools ?? []) {
+      const holding = this.holders.get(prepared.name)?.filter((h) => h.harness !== harness) ?? [];
+      if (holding.length === 0) this.holders.delete(prepared.name);
+      else this.holders.set(prepared.name, holding);
+    }
+  }
+
+  /** Rebuilds the lists when the set changed since they were built. */
+  private fresh(): void {
+    if (!this.stale) return;
+    this.stale = false;
+    this.rebuild();
   }
 
   lookup(name: string): CatalogTool | undefined {
+    this.fresh();
     return this.byName.get(name);
   }
 
@@ -223,11 +271,30 @@ export class ToolCatalog {
 
   /** The tools as `tools/list` answers them to a client of `generation`: those of the harnesses `caller` may call, or all. */
   tools(generation: Generation = 'legacy', caller?: Caller): Tool[] {
+    this.fresh();
     return visible(generation === 'modern' ? this.listedModernTools : this.listedTools, this.toolHarnesses, caller);
+  }
+
+  /**
+   * `tools(generation, caller)` as UTF-8 JSON, from what was serialised at the first ask since the set last
+   * changed: a list of a thousand harnesses is a megabyte, and serialising and encoding it again on every
+   * `tools/list` was most of what one costs. A caller who sees every harness gets the bytes kept.
+   */
+  toolsJson(generation: Generation = 'legacy', caller?: Caller): Buffer {
+    this.fresh();
+    let json = this.json[generation];
+    if (json === undefined) {
+      const tools = (generation === 'modern' ? this.listedModernTools : this.listedTools).map((t) => JSON.stringify(t));
+      json = { tools, all: Buffer.from(`[${tools.join(',')}]`) };
+      this.json[generation] = json;
+    }
+    const shown = visible(json.tools, this.toolHarnesses, caller);
+    return shown.length === json.tools.length ? json.all : Buffer.from(`[${shown.join(',')}]`);
   }
 
   /** The usage resources of the harnesses `caller` may call, or all. */
   resources(caller?: Caller): Resource[] {
+    this.fresh();
     return visible(this.listedResources, this.resourceHarnesses, caller);
   }
 
@@ -237,6 +304,7 @@ export class ToolCatalog {
    * the harnesses that call it, or let a tool another harness held be listed.
    */
   takeChanged(): Set<string> {
+    this.fresh();
     const changed = this.changed;
     this.changed = new Set();
     return changed;
@@ -268,21 +336,17 @@ export class ToolCatalog {
   /**
    * `prepare` refuses a name another harness holds, but two deploys of different names run
    * concurrently, so both can pass it. Should that happen, the harness installed first keeps the
-   * name and the other's tool is left out of the list (and reported to the caller to log).
+   * name and the other's tool is left out of the list (`set` reports it to the caller to log).
    */
-  private rebuild(): string[] {
+  private rebuild(): void {
     const open = this.openWorld();
     const byName = new Map<string, CatalogTool>();
-    const shadowed: string[] = [];
     const resources: Array<{ harness: string; resource: Resource }> = [];
     const shown = new Map<string, Shown>();
     for (const entry of this.entries.values()) {
       const listed: PreparedTool[] = [];
       for (const prepared of entry.tools) {
-        if (byName.has(prepared.name)) {
-          shadowed.push(`${entry.harness}/${prepared.tool}`);
-          continue;
-        }
+        if (byName.has(prepared.name)) continue;
         byName.set(prepared.name, catalogTool(entry.harness, prepared, open.has(entry.harness)));
         listed.push(prepared);
       }
@@ -313,7 +377,7 @@ export class ToolCatalog {
     resources.sort((a, b) => (a.resource.uri < b.resource.uri ? -1 : 1));
     this.listedResources = resources.map((r) => r.resource);
     this.resourceHarnesses = resources.map((r) => r.harness);
-    return shadowed;
+    this.json = {};
   }
 }
 

@@ -64,16 +64,16 @@ export interface ModernFastCallRequest extends FastCallRequest {
   state: SessionState;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isJsonContentType(value: string | undefined): boolean {
+export function isJsonContentType(value: string | undefined): boolean {
   return value !== undefined && value.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
 
 /** JSON-RPC ids and progress tokens as the SDK's schemas read them: a string or an integer. */
-function isIdLike(value: unknown): value is RequestId {
+export function isIdLike(value: unknown): value is RequestId {
   return typeof value === 'string' || Number.isInteger(value);
 }
 
@@ -91,7 +91,7 @@ function callOf(body: unknown): (FastCallRequest & { params: Record<string, unkn
 }
 
 /** A 2025-era `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's are the SDK's). */
-function isPlainMeta(meta: unknown): boolean {
+export function isPlainMeta(meta: unknown): boolean {
   if (meta === undefined) return true;
   if (!isObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return false;
   return meta.progressToken === undefined || isIdLike(meta.progressToken);
@@ -113,7 +113,7 @@ export function fastCallOf(body: unknown, headers: IncomingHttpHeaders): FastCal
 /** The params of a 2026-07-28 `tools/call` the fast path reads; a retry's `inputResponses` or `requestState` are the SDK's. */
 const MODERN_PARAMS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
 /** The `_meta` keys of a 2026-07-28 call the fast path knows to mean nothing more to the SDK than to it. */
-const MODERN_META: ReadonlySet<string> = new Set([
+export const MODERN_META: ReadonlySet<string> = new Set([
   PROTOCOL_VERSION_META_KEY,
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -230,7 +230,7 @@ const NO_IDS: readonly RequestId[] = Object.freeze([]);
 export const FAST_HEADERS_AFTER_MS = 1000;
 
 /** The headers of the SDK's SSE answers. */
-const SSE_HEADERS: Readonly<Record<string, string>> = {
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache, no-transform',
   connection: 'keep-alive',

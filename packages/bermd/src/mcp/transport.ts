@@ -6,6 +6,7 @@
  * - `fastCall`: one `tools/call` that the SDK would accept, on a live 2025 session or as a 2026-07-28
  *   request, answered by fast-call.ts with the same tool-call code as the servers. It is a measured
  *   departure from the SDK (see fast-call.ts for the figures), so it takes nothing it is not sure of;
+ * - `fastList`: one `tools/list` without a cursor, answered by fast-list.ts from the catalog's serialised list;
  * - `sdk`: everything else, through the session's `NodeStreamableHTTPServerTransport` (2025) or the
  *   SDK's stateless handler (2026-07-28, stateless.ts).
  *
@@ -20,6 +21,7 @@ import type { AuthInfo, InboundClassificationOutcome } from '@modelcontextprotoc
 import type { Caller } from '../runtime/index.js';
 import { authInfoOf } from './access.js';
 import { answerFastCall, answerModernFastCall, fastCallOf, modernFastCallOf } from './fast-call.js';
+import { answerFastList, answerModernFastList, fastListOf, modernFastListOf } from './fast-list.js';
 import { CachedRouting, type McpRouting, sdkRouting } from './routing.js';
 import type { McpCore } from './server.js';
 import type { Session } from './sessions.js';
@@ -72,6 +74,20 @@ export const fastCall: McpAnswerer = {
   },
 };
 
+export const fastList: McpAnswerer = {
+  name: 'fast-list',
+  answer(exchange) {
+    const { core, caller, request, body, res } = exchange;
+    if (exchange.generation === 'modern') {
+      const id = modernFastListOf(exchange.route, request.headers);
+      return id === undefined ? undefined : answerModernFastList(core, id, res, caller);
+    }
+    if (request.method !== 'POST' || exchange.fresh) return undefined;
+    const id = fastListOf(body, request.headers);
+    return id === undefined ? undefined : answerFastList(core, exchange.session.id, id, res, caller);
+  },
+};
+
 export const sdkTransport: McpAnswerer = {
   name: 'sdk',
   answer(exchange) {
@@ -89,7 +105,7 @@ export interface McpPaths {
   readonly answerers: readonly McpAnswerer[];
 }
 
-const FAST_ANSWERERS: readonly McpAnswerer[] = [fastCall, sdkTransport];
+const FAST_ANSWERERS: readonly McpAnswerer[] = [fastCall, fastList, sdkTransport];
 const SDK_ANSWERERS: readonly McpAnswerer[] = [sdkTransport];
 
 /**

@@ -27,6 +27,12 @@ export interface HarnessInput {
   limits?: HarnessLimits;
   /** Anything the deployer wants its host services to see for this harness (e.g. what it is granted); never sent to a worker. */
   context?: unknown;
+  /**
+   * Compile the validators on the harness's first call rather than now: for a harness whose schemas
+   * compiled when it was deployed (a restore), so that a restart does not compile every harness's.
+   * Their check against the meta-schema is made now either way.
+   */
+  lazyValidators?: boolean;
 }
 
 /** A harness checked and with its validators compiled, ready for `setHarness` (which then cannot fail). */
@@ -49,8 +55,8 @@ export interface Entry {
   validators: HarnessValidators;
   /** Without validator source: for a harness whose instance never validates anything in the worker. */
   bare: ProgramPayload;
-  /** With validator source: for nested-call targets and harnesses that emit or call. */
-  full: ProgramPayload;
+  /** With validator source, made on first need (`fullPayload`): for nested-call targets and harnesses that emit or call. */
+  full?: ProgramPayload;
   callsOthers: boolean;
   needsChecks: boolean;
   callTimeoutMs: number;
@@ -77,7 +83,12 @@ export function prepareHarness(harness: HarnessInput): PreparedHarness {
       throw new RunnerError('bad-harness', `tool "${tool.name}" has no export ${toolExport(tool.name)}`, tool.name);
   }
   const imported = new Set(WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}`));
-  return new PreparedHarness(harness, compileValidators(manifest), imported.has(HOST_CALL.call), imported.has(HOST_CALL.emit));
+  return new PreparedHarness(
+    harness,
+    compileValidators(manifest, harness.lazyValidators === true),
+    imported.has(HOST_CALL.call),
+    imported.has(HOST_CALL.emit),
+  );
 }
 
 /** The deployed set: entries by name, and for each harness that calls others the programs its calls can reach. */
@@ -115,7 +126,6 @@ export class DeployedSet {
       manifest,
       validators: prepared.validators,
       bare,
-      full: { ...bare, validators: prepared.validators.source },
       callsOthers: prepared.callsOthers,
       needsChecks: prepared.callsOthers || prepared.emits,
       callTimeoutMs,
@@ -123,7 +133,6 @@ export class DeployedSet {
       context: prepared.input.context,
     };
     this.owners.set(entry.bare, entry);
-    this.owners.set(entry.full, entry);
     this.entries.set(name, entry);
     this.closures.clear();
   }
@@ -143,13 +152,22 @@ export class DeployedSet {
     return this.owners.get(payload);
   }
 
+  /** `entry`'s payload with its validators' source, made the first time a call needs it. Throws as `HarnessValidators.source` does. */
+  private fullPayload(entry: Entry): ProgramPayload {
+    if (entry.full === undefined) {
+      entry.full = { ...entry.bare, validators: entry.validators.source() };
+      this.owners.set(entry.full, entry);
+    }
+    return entry.full;
+  }
+
   /** The called harness first, then (only if it can call) every deployed program within reach of the depth limit. */
   programsFor(entry: Entry): ProgramPayload[] {
-    if (!entry.callsOthers) return [entry.needsChecks ? entry.full : entry.bare];
+    if (!entry.callsOthers) return [entry.needsChecks ? this.fullPayload(entry) : entry.bare];
     let programs = this.closures.get(entry.name);
     if (programs !== undefined) return programs;
     const seen = new Set([entry.name]);
-    programs = [entry.full];
+    programs = [this.fullPayload(entry)];
     let frontier = [entry];
     for (let depth = 1; depth <= this.defaults.maxCallDepth && frontier.length > 0; depth++) {
       const next: Entry[] = [];
@@ -159,7 +177,7 @@ export class DeployedSet {
           const target = this.entries.get(name);
           if (target === undefined || seen.has(name)) continue;
           seen.add(name);
-          programs.push(target.full);
+          programs.push(this.fullPayload(target));
           next.push(target);
         }
       }

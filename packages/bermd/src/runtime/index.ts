@@ -15,7 +15,7 @@ export { capMemory, capPages, WASM_PAGE_BYTES } from './memory-cap.js';
 export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type CallErrorCode } from './errors.js';
 export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS } from './host-calls.js';
 export type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
-export { compileValidators, type HarnessValidators } from './validators.js';
+export { compileValidators, schemaProblem, type HarnessValidators } from './validators.js';
 export { describeIssue, violation, type Check, type SchemaIssue } from './schema-issues.js';
 export { ASYNC_HOST_CALLS, type HostService, type HostServiceCall } from './http-fetch.js';
 export { isPlainObject } from './guest-memory.js';

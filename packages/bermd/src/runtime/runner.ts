@@ -24,14 +24,14 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
 import { DeployedSet, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
 import { Call, type CallOptions, type CallOutcome, type Reached } from './call.js';
-import { notPermitted, RunnerError, type CallError } from './errors.js';
+import { isRunnerError, notPermitted, RunnerError, type CallError } from './errors.js';
 import { FairQueue } from './fair-queue.js';
 import { WorkerPool } from './pool.js';
 import type { HostEnvelope } from './host-call.js';
 import { answerWorker, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
-import { violation } from './schema-issues.js';
-import type { GuestOutcome, GuestReport, ReportMessage, Task, TaskResult, WorkerMessage } from './worker-messages.js';
+import { type Check, violation } from './schema-issues.js';
+import type { GuestOutcome, GuestReport, ProgramPayload, ReportMessage, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout;
 export const DEFAULT_MAX_MEMORY_BYTES = DEFAULT_LIMITS.max_memory;
@@ -229,7 +229,17 @@ export class ToolRunner {
     if (caller !== undefined && !caller.mayCall(harness)) return notPermitted(caller.name, harness, tool);
     const entry = this.deployed.get(harness);
     if (entry === undefined) return { code: 'unknown-harness', message: `no harness "${harness}" is deployed` };
-    const check = entry.validators.tools.get(tool);
+    let check: Check | undefined;
+    let programs: ProgramPayload[];
+    try {
+      check = entry.validators.tool(tool);
+      programs = check === undefined ? [] : this.deployed.programsFor(entry);
+    } catch (e) {
+      // Only a restored harness compiles here, and its schemas compiled when it was deployed: a bermd
+      // whose validator no longer compiles them. Its deploy again is refused, naming the schema.
+      if (!isRunnerError(e)) throw e;
+      return { code: 'internal', message: `${harness}.${tool} cannot be called: ${e.message} (deploy the image again to see why)` };
+    }
     if (check === undefined) return { code: 'unknown-tool', message: `harness "${harness}" has no tool "${tool}"` };
     const value = args === undefined ? {} : args;
     let text: string;
@@ -241,7 +251,7 @@ export class ToolRunner {
     const problem = violation(check, 'argument', value);
     if (problem !== undefined) return { code: 'invalid-arguments', message: `${harness}.${tool}: ${problem.message}`, path: problem.path };
     if (options.signal?.aborted) return { code: 'cancelled', message: `${harness}.${tool} was cancelled before it started` };
-    return new Call(this.nextCallId++, entry, tool, text, this.deployed.programsFor(entry), this.maxCallDepth, options);
+    return new Call(this.nextCallId++, entry, tool, text, programs, this.maxCallDepth, options);
   }
 
   /** Runs a forwarded host call's service and wakes the waiting worker with its envelope (http-fetch.ts). */
