@@ -83,6 +83,8 @@ export interface SessionState {
    * in-memory pair).
    */
   caller?: Caller;
+  /** Writes the level where the other replicas read it (a session on a shared store); unset, it lives here alone. */
+  saveLevel?: () => Promise<void>;
 }
 
 /** Whether a client at `state.level` receives a message at `level`. */
@@ -250,8 +252,9 @@ function build(core: McpCore, source: LevelSource): Server {
   if (source.generation === 'legacy') {
     const { session } = source;
     // Replaces the SDK's own handler, which sends log messages to sessions that never asked for them.
-    server.setRequestHandler('logging/setLevel', (request) => {
+    server.setRequestHandler('logging/setLevel', async (request) => {
       session.level = request.params.level;
+      await session.saveLevel?.();
       return {};
     });
   }
