@@ -1,12 +1,14 @@
 // Two bermd replicas on one PostgreSQL database behind Debian's HAProxy in plain round robin, no affinity:
 // a 2025-era MCP session opened through one replica is served by either (each request may reach the other),
 // its stream carries list changes made through either, and a replica stopped mid-run loses it nothing. A
-// forged, altered, expired or other principal's session id is refused 404, and a DELETE ends it everywhere.
+// forged, altered, expired or other principal's session id is refused 404, a DELETE ends it everywhere, and
+// a cancel sent to one replica stops the call running on the other.
 // Real processes, real HTTP, the MCP SDK 1.x client.
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sessionKey } from '../dist/mcp/index.js';
+import { SPIN_LOG, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { bearer, writeAccess } from './access.js';
 import { removeDir, tempDir, type RunningDaemon } from './daemon.js';
@@ -39,6 +41,17 @@ const INITIALIZE = {
 };
 const PING = { jsonrpc: '2.0', id: 1, method: 'ping' };
 
+/** The headers of a 2025 request in session `id`. */
+function inSession(token: string, id: string): Record<string, string> {
+  return {
+    ...bearer(token),
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': '2025-11-25',
+    'mcp-session-id': id,
+  };
+}
+
 /** Whether `d` logged (at debug) that it finished a call of `session`. */
 function callsOn(d: RunningDaemon, session: string): number {
   return d.log().filter((e) => e.msg === 'tools/call finished' && e.session === session).length;
@@ -61,7 +74,10 @@ describeHaproxy('a plain round-robin balancer', () => {
         { name: 'bob', scopes: ['berm:call'] },
       ]);
       tokens = access.tokens;
-      replicas = await startReplicas(2, db, { args: [...NO_RECONCILIATION, '--access', access.file, '--log-level', 'debug'] });
+      // A call's time limit far beyond any wait here: a call that ends, ends because it was cancelled.
+      replicas = await startReplicas(2, db, {
+        args: [...NO_RECONCILIATION, '--access', access.file, '--log-level', 'debug', '--call-timeout', '10m'],
+      });
       balancer = await startHaproxy(replicas.map((d) => d.port));
       await deploy(replicas[0]!.url, 'h', await harnessImage(manifestWithTools(['echo'])), bearer(tokens.alice!));
     });
@@ -105,6 +121,36 @@ describeHaproxy('a plain round-robin balancer', () => {
       await until('the other replica to end its copy', async () =>
         (await post(b.url, tokens.alice!, PING, id)).status === 404 ? true : undefined,
       );
+    });
+
+    it('stops a call running on one replica when its cancel reaches the other', async () => {
+      const [a, b] = alive();
+      if (b === undefined) throw new Error('this test needs both replicas');
+      await deploy(a!.url, 'spinner', (await relayImage()).bytes, bearer(tokens.alice!));
+      const id = (await post(a!.url, tokens.alice!, INITIALIZE)).session!;
+      const headers = inSession(tokens.alice!, id);
+      const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+      expect((await post(a!.url, tokens.alice!, initialized, id)).status).toBe(202);
+      const call = { jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'spinner.spin', arguments: {} } };
+      const answer = fetch(`${a!.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(call) }).then(async (res) => ({
+        status: res.status,
+        body: await res.text(),
+      }));
+      await within(
+        'the call to run on the first replica',
+        a!.waitForLog((e) => e.msg === SPIN_LOG.message && e.harness === 'spinner'),
+      );
+
+      const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow', reason: 'enough' } };
+      expect((await post(b.url, tokens.alice!, cancel, id)).status).toBe(202);
+      await within(
+        'the first replica to log the call cancelled',
+        a!.waitForLog((e) => e.msg === 'call cancelled by its caller' && e.harness === 'spinner'),
+      );
+      // Cancelled: its stream ends with no response (MCP cancellation), where a time limit would answer an error.
+      const res = await within('the call’s answer to end', answer);
+      expect(res).toEqual({ status: 200, body: '' });
+      expect(b.log().some((e) => e.msg === 'call cancelled by its caller' && e.harness === 'spinner')).toBe(false);
     });
 
     it('serves one SDK session from both replicas, carries list changes, and loses nothing when one stops', async () => {
