@@ -26,6 +26,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { Server } from '@modelcontextprotocol/server';
+import { LRUCache } from 'lru-cache';
 import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { SessionInit, SessionRecords, SessionWatcher, StoredSession } from '../deploy/index.js';
 import type { Caller, Stop } from '../runtime/index.js';
@@ -48,6 +49,9 @@ const SWEEP_MS = 60 * 1000;
  * 1,000 of them hold about 15 MB, where 5,000 `initialize`s without a cap kept growing bermd's RSS.
  */
 export const MAX_SESSIONS = numberDefault('max-sessions');
+/** How many refused session ids a replica remembers, and at most how long (see `refused` below). */
+const REFUSED_IDS = 10_000;
+const REFUSED_MS = 60 * 1000;
 
 /** `open` at the cap when no session can be let go: every one has a request under way or its stream open. */
 export class SessionCapError extends Error {
@@ -144,6 +148,15 @@ export class McpSessions implements SessionWatcher {
   private readonly byKey = new Map<string, Session>();
   /** With `records`: the rebuilds under way, by id, so concurrent requests for one session rebuild it once. */
   private readonly restoring = new Map<string, Promise<Session | undefined>>();
+  /**
+   * With `records`: the keys of ids the store had no live row for, lately, so a flood of one forged or
+   * stale id costs one read rather than one per request. Safe because such an id never becomes valid:
+   * bermd draws every id itself and writes its row before the id is given out, so an absent row is one
+   * that never was or was deleted, for good. An expired row counts as absent for as long as it is
+   * remembered; only its holder's late refresh (after the store was out of reach for half an idle
+   * period) could bring it back, and other replicas then refuse it until it is forgotten here.
+   */
+  private readonly refused?: LRUCache<string, true>;
   private readonly records?: SessionRecords;
   private readonly stopWatching?: () => void;
   /**
@@ -162,6 +175,7 @@ export class McpSessions implements SessionWatcher {
     this.idleMs = idleMs;
     this.maxSessions = maxSessions;
     this.records = records;
+    if (records !== undefined) this.refused = new LRUCache({ max: REFUSED_IDS, ttl: Math.min(REFUSED_MS, idleMs) });
     // With a store, also often enough to refresh a held session's row within half an idle period.
     this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, records === undefined ? idleMs : idleMs / 4));
     this.sweeper.unref();
@@ -232,7 +246,10 @@ export class McpSessions implements SessionWatcher {
   }
 
   private async rebuild(id: string, caller: Caller): Promise<Session | undefined> {
-    const stored = await this.records!.read(sessionKey(id));
+    const key = sessionKey(id);
+    if (this.refused!.has(key)) return undefined;
+    const stored = await this.records!.read(key);
+    if (stored === null) this.refused!.set(key, true);
     if (stored === null || stored.owner !== caller.name) return undefined;
     const held = this.sessions.get(id);
     if (held !== undefined) return held;
