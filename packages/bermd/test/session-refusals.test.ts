@@ -1,12 +1,17 @@
 // A replica asked for 2025 sessions it does not hold reads the shared store once per id it must refuse:
 // a flood of one forged id, or of a deleted session's id, costs one read, not one per request. A store
 // that counts its reads stands in for PostgreSQL (the rows themselves are balancer.test.ts's business).
+// And a `logging/setLevel` the store cannot take is answered with bermd's code, as /mcp answers it elsewhere.
 import { randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
 import { Principal } from '../dist/auth/index.js';
 import type { SessionRecord, SessionRecords, StoredSession } from '../dist/deploy/index.js';
-import { McpSessions, sessionKey, ToolCatalog, type McpCore } from '../dist/mcp/index.js';
+import { BermdError } from '../dist/index.js';
+import { buildMcpServer, McpSessions, sessionKey, ToolCatalog, type McpCore, type SessionState } from '../dist/mcp/index.js';
 
 const core: McpCore = {
   catalog: new ToolCatalog('.'),
@@ -87,5 +92,27 @@ it('still rebuilds a stored session, and remembers none refused for its principa
     expect(records.reads.get(sessionKey(id))).toBe(4);
   } finally {
     await sessions.close();
+  }
+});
+
+it('answers logging/setLevel with store-unavailable when the store cannot take it, and keeps the level it had', async () => {
+  const location = 'postgres://berm@db.example:5432/berm';
+  const state: SessionState = {
+    saveLevel: () => Promise.reject(new BermdError('store-unavailable', `the store ${location} cannot be reached: connect ECONNREFUSED`)),
+  };
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const server = buildMcpServer(core, state);
+  await server.connect(serverSide);
+  const client = new Client({ name: 'in-memory', version: '0' });
+  await client.connect(clientSide);
+  try {
+    const refused = await client.setLoggingLevel('info').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(McpError);
+    expect((refused as McpError).code).toBe(-32000);
+    expect((refused as McpError).message).toContain(`the store ${location} cannot be reached`);
+    expect((refused as McpError).data).toEqual({ code: 'store-unavailable' });
+    expect(state.level).toBeUndefined();
+  } finally {
+    await client.close();
   }
 });
