@@ -228,7 +228,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
     keepAliveMs: config.keepAliveMs,
   };
-  sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions);
+  sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions, store?.sessions);
   const mcpSessions = sessions;
   const stateless = new StatelessMcp(core, { maxListens: config.maxListens });
   registry.onChange((event) => {

@@ -112,7 +112,7 @@ function postgresSite(url: string): StoreSite {
     recordOtherImage: async (name, digest) => void (await sql(url, 'UPDATE berm_harness SET digest = $2 WHERE name = $1', [name, digest])),
     forgetDeployers: async () => {
       await sql(url, 'ALTER TABLE berm_harness DROP COLUMN deployed_by, DROP COLUMN deployed_by_revision');
-      await sql(url, 'DROP TABLE IF EXISTS berm_history, berm_image');
+      await sql(url, 'DROP TABLE IF EXISTS berm_history, berm_image, berm_session');
       await sql(url, 'UPDATE berm_schema SET version = 1');
     },
     retainedRaw: async (name) =>

@@ -67,3 +67,4 @@ export { reasonOf } from './postgres-errors.js';
 export { isPostgresUrl, storeLocation, storePasswords } from './postgres-url.js';
 export { SCHEMA_VERSION, LOCK_CLASS } from './postgres-schema.js';
 export { moveStore, type MovedHarness } from './move-store.js';
+export type { SessionInit, SessionRecord, SessionRecords, SessionWatcher, StoredSession } from './session-records.js';

@@ -21,8 +21,9 @@ import { backoff } from '@berm/protocol';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { reasonOf } from './postgres-errors.js';
-import { decodeNotification } from './postgres-notification.js';
+import { decodeNotification, decodeSessionNotification } from './postgres-notification.js';
 import { CHANNEL } from './postgres-schema.js';
+import type { SessionWatcher } from './session-records.js';
 import type { StoreWatcher } from './store.js';
 
 /** The listening connection's `application_name`: an operator (or a test) finds it in `pg_stat_activity` by it. */
@@ -45,6 +46,8 @@ export interface ListenerOptions {
   /** The store, named without its password. */
   location: string;
   logger: Logger;
+  /** Who hears of the MCP sessions' changes, when someone does (the daemon's sessions, once they exist). */
+  sessions?: () => SessionWatcher | undefined;
 }
 
 export class StoreListener {
@@ -96,6 +99,7 @@ export class StoreListener {
       this.options.logger.info({ store: this.options.location }, 'the store answers again: comparing the deployed set with it');
     this.failures = 0;
     this.watcher.resync();
+    this.options.sessions?.()?.resync();
   }
 
   /** Gives up on `c` (ended by the server, or silent) once, if it is the one listening, and reconnects. */
@@ -147,5 +151,14 @@ export class StoreListener {
     const change = decodeNotification(payload);
     if (change?.what === 'harness') this.watcher.harnessChanged(change.name);
     else if (change?.what === 'usage') this.watcher.usageChanged(change.name);
+    else if (change === null) this.sessionNotified(payload);
+  }
+
+  private sessionNotified(payload: string | undefined): void {
+    const watcher = this.options.sessions?.();
+    if (watcher === undefined) return;
+    const change = decodeSessionNotification(payload);
+    if (change?.what === 'session') watcher.sessionChanged(change.key);
+    else if (change?.what === 'cancel') watcher.sessionCancelled(change.key, change.ids);
   }
 }

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 /** Advisory lock keys (two int4s): the class says whose lock it is, bermd's schema or one harness name. */
 export const LOCK_CLASS = { schema: 0x6265726d, name: 0x6265726e } as const;
 
-/** Where deploys and undeploys tell the replicas of a name that changed, and usage writes what they wrote. */
+/** Where deploys and undeploys tell the replicas of a name that changed, usage writes what they wrote, and MCP sessions what changed of them. */
 export const CHANNEL = 'berm_harness';
 
 interface Migration {
@@ -88,6 +88,24 @@ const MIGRATIONS: Migration[] = [
         PRIMARY KEY (harness, digest)
       );
       COMMENT ON TABLE berm_image IS 'bermd: images each harness served before, with their bindings, for a rollback; the newest --keep-images are kept';
+    `,
+  },
+  {
+    version: 4,
+    does: 'the 2025-era MCP sessions, so that any replica serves any session',
+    // Keyed by a digest of the session id, never the id itself: what the database holds (and what its
+    // channel carries) does not name a session a client could present. The expiry is the database's
+    // clock, the one clock every replica reads alike.
+    sql: `
+      CREATE TABLE berm_session (
+        key text PRIMARY KEY,
+        owner text NOT NULL,
+        init jsonb NOT NULL,
+        level text,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX berm_session_by_expiry ON berm_session (expires_at);
+      COMMENT ON TABLE berm_session IS 'bermd: each open 2025-era MCP session, by a digest of its id: its principal, its initialize, its log level';
     `,
   },
 ];

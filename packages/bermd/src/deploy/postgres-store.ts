@@ -16,7 +16,8 @@
  * - `postgres-transaction.ts`: a deploy's or undeploy's hold on a name, under an advisory lock;
  * - `postgres-notification.ts`: what a notification carries, a name and a kind of change, never the data;
  * - `postgres-listener.ts`: the listening connection, which reconnects when it is lost;
- * - `postgres-schema.ts`: the schema's migrations.
+ * - `postgres-schema.ts`: the schema's migrations;
+ * - `postgres-sessions.ts`: the 2025-era MCP sessions (`berm_session`), which any replica serves.
  *
  * Every deploy, undeploy and usage write notifies `berm_harness` in its transaction (delivered on
  * commit). Each replica listens on a connection of its own, outside the pool; on every (re)connection
@@ -51,6 +52,7 @@ import {
   type Query,
 } from './postgres-rows.js';
 import { CHANNEL, migrate } from './postgres-schema.js';
+import { PostgresSessions } from './postgres-sessions.js';
 import { forgetIfStale, holdName, type HoldOptions } from './postgres-transaction.js';
 import { pruneRetained, readRetainedBytes, readRetainedList } from './postgres-retained.js';
 import { forgotten, retentionCutoff, retentionPolicy, type RetentionPolicy } from './retention.js';
@@ -110,6 +112,8 @@ export class PostgresStore implements HarnessStore {
   private readonly lockWaitMs: number;
 
   private readonly policy: RetentionPolicy;
+  /** The MCP sessions every replica shares. */
+  readonly sessions: PostgresSessions = new PostgresSessions((text, values) => this.query(text, values));
 
   private constructor(url: string, logger: Logger, timeoutMs: number, policy: RetentionPolicy) {
     this.location = storeLocation(url);
@@ -273,7 +277,13 @@ export class PostgresStore implements HarnessStore {
   /** Listens on a connection of its own (`StoreListener`), until the answered stop or `close`. */
   watch(watcher: StoreWatcher): () => void {
     const listener = new StoreListener(
-      { config: this.config, timeoutMs: this.timeoutMs, location: this.location, logger: this.logger },
+      {
+        config: this.config,
+        timeoutMs: this.timeoutMs,
+        location: this.location,
+        logger: this.logger,
+        sessions: () => this.sessions.watcher,
+      },
       watcher,
     );
     this.listeners.add(listener);

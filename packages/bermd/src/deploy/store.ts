@@ -27,6 +27,7 @@
  *
  * The metadata's form on the wire of a store (JSON) is store-codec.ts, shared by every kind of store.
  */
+import type { SessionRecords } from './session-records.js';
 import type { ManifestData } from '@berm/manifest';
 import type { Bindings } from '@berm/protocol';
 import type { UsageRecord } from './gate.js';
@@ -154,6 +155,8 @@ export interface HarnessStore {
    * Calls `watcher.resync` once watching has started (and after each reconnection). Answers the stop.
    */
   watch?(watcher: StoreWatcher): () => void;
+  /** Where a store other processes share keeps the 2025-era MCP sessions, so any of them serves any session; absent, each process holds its own. */
+  readonly sessions?: SessionRecords;
   /** Lets go of what the store holds open (connections); nothing is lost. */
   close(): Promise<void>;
 }

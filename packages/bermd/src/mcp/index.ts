@@ -21,7 +21,8 @@ export {
   type SessionState,
   type EventMessage,
 } from './server.js';
-export { McpSessions, Session, SessionCapError, SESSION_IDLE_MS, MAX_SESSIONS } from './sessions.js';
+export { McpSessions, Session, SessionCapError, SESSION_IDLE_MS, MAX_SESSIONS, sessionKey } from './sessions.js';
+export { restoreInitialized } from './session-restore.js';
 export { MAX_LISTENS, StatelessMcp, type StatelessOptions } from './stateless.js';
 export { createMcpEndpoint, MCP_PATH, MAX_MCP_BODY, type McpEndpoint, type McpEndpointOptions } from './plugin.js';
 export { fastCall, mcpPaths, sdkTransport, type McpAnswerer, type McpExchange, type McpPaths } from './transport.js';

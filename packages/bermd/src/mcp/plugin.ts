@@ -26,7 +26,7 @@ import { drainRejectedBody, refuseScope } from '../app/index.js';
 import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
 import { REFUSED_CODE, refusalMessage, refusedCall } from './access.js';
 import { cancelledIds } from './fast-call.js';
-import { SessionCapError, type McpSessions, type Session } from './sessions.js';
+import { initOf, SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 import { type McpAnswerer, type McpExchange, type McpPaths, mcpPaths } from './transport.js';
 import { numberDefault } from '../limits.js';
@@ -131,7 +131,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       const id = request.headers['mcp-session-id'];
       if (typeof id === 'string') {
         // Another principal's session is answered as one that does not exist: its id says nothing more.
-        session = sessions.get(id, caller);
+        // One this replica does not hold may be rebuilt from a store the replicas share (sessions.ts).
+        try {
+          session = sessions.get(id, caller) ?? (await sessions.restore(id, caller, request.method === 'GET'));
+        } catch (e) {
+          if (!(e instanceof SessionCapError)) throw e;
+          throw wireErrorOf(e, e.message, { cap: e.cap });
+        }
         // 404 tells a client its session is gone, so it starts a new one (Streamable HTTP, "session management").
         if (session === undefined) return rpcError(reply, 404, -32001, 'Session not found');
         // The same principal, perhaps with a token holding more scopes now: what the session is sent follows.
@@ -143,7 +149,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       if (refused !== undefined) return refused;
       if (session === undefined) {
         try {
-          session = await sessions.open(caller);
+          session = await sessions.open(caller, initOf(body));
         } catch (e) {
           if (!(e instanceof SessionCapError)) throw e;
           throw wireErrorOf(e, e.message, { cap: e.cap });
@@ -170,7 +176,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     if (session !== undefined) {
       session.active++;
       session.lastSeen = Date.now();
-      if (request.method === 'POST') sessions.cancel(session, cancelledIds(body));
+      sessions.touch(session);
+      if (request.method === 'POST') {
+        const cancelled = cancelledIds(body);
+        sessions.cancel(session, cancelled);
+        sessions.cancelElsewhere(session, cancelled);
+      }
       if (request.method === 'GET') watchStream(sessions, session, res);
     }
     const done = answered(answer(answerers, exchange), request, res, session);

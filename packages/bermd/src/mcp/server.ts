@@ -27,6 +27,7 @@ import {
   type ServerContext,
   type ServerOptions,
 } from '@modelcontextprotocol/server';
+import { ApiError } from '@berm/protocol';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
 import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
@@ -39,6 +40,8 @@ export const EVENT_LOG_LEVEL: LoggingLevel = 'notice';
 /** MCP's log levels, least severe first (RFC 5424's, as the specification orders them). */
 const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 const SEVERITY = new Map(LEVELS.map((level, index) => [level, index]));
+/** The JSON-RPC code of a bermd wire error answered on /mcp (plugin.ts answers the same before the SDK). */
+const STORE_REFUSED_RPC_CODE = -32000;
 
 export function isLoggingLevel(value: unknown): value is LoggingLevel {
   return typeof value === 'string' && SEVERITY.has(value as LoggingLevel);
@@ -83,6 +86,8 @@ export interface SessionState {
    * in-memory pair).
    */
   caller?: Caller;
+  /** Writes the level where the other replicas read it (a session on a shared store); unset, it lives here alone. */
+  saveLevel?: () => Promise<void>;
 }
 
 /** Whether a client at `state.level` receives a message at `level`. */
@@ -250,8 +255,18 @@ function build(core: McpCore, source: LevelSource): Server {
   if (source.generation === 'legacy') {
     const { session } = source;
     // Replaces the SDK's own handler, which sends log messages to sessions that never asked for them.
-    server.setRequestHandler('logging/setLevel', (request) => {
+    server.setRequestHandler('logging/setLevel', async (request) => {
+      const previous = session.level;
       session.level = request.params.level;
+      try {
+        await session.saveLevel?.();
+      } catch (e) {
+        // Refused, the level stays as it was; a wire error (the store out of reach) is answered as /mcp
+        // answers it before any transport is involved: -32000 with bermd's code in `data`.
+        session.level = previous;
+        if (e instanceof ApiError) throw new ProtocolError(STORE_REFUSED_RPC_CODE, e.message, { code: e.code });
+        throw e;
+      }
       return {};
     });
   }
