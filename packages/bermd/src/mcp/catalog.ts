@@ -226,9 +226,10 @@ export class ToolCatalog {
   }
 
   delete(harness: string): boolean {
-    const had = this.entries.delete(harness);
-    if (!had) return false;
+    if (!this.entries.has(harness)) return false;
+    // Released while its entry still says which names it holds.
     this.release(harness);
+    this.entries.delete(harness);
     this.installed.delete(harness);
     this.stale = true;
     return true;
