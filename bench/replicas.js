@@ -7,11 +7,16 @@
 // 2. tools/call throughput of one replica on the directory store (the baseline), one on PostgreSQL, and
 //    two on PostgreSQL together, with the same number of calls in flight. A call writes nothing on its
 //    path (uses are batched), so the store should not show here.
+// 3. tools/call throughput through Debian's HAProxy in plain round robin in front of the two replicas,
+//    2025 sessions with no affinity (each request may reach either replica), against one replica direct
+//    on PostgreSQL, same run, as a ratio. Skipped, and said so, when there is no haproxy; the whole run
+//    is skipped, and said so, when there is no PostgreSQL.
 //
 // Build first: npm run build. Run: node bench/replicas.js
 // Settings: BENCH_DEPLOYS (30), BENCH_CALLS (3000), BENCH_CONCURRENCY (8), BENCH_ROUNDS (3).
-import { startPostgres } from '../test/helpers/postgres-server.js';
+import { postgresBinDir, startPostgres } from '../test/helpers/postgres-server.js';
 import { ECHO_WAT, image } from './lib/guests.js';
+import { haproxyPath, startHaproxy } from './lib/haproxy.js';
 import { closeAgent, put, quantile, session, startBermd } from './lib/daemon.js';
 import { measure, ROUNDS, repeat } from './lib/mcp.js';
 
@@ -54,14 +59,21 @@ async function deploys(through, servedBy, prefix) {
   return { own: stats(own), served: served.length > 0 ? stats(served) : undefined };
 }
 
+/** `replicas` (or a balancer in front of them): each in-flight caller opens its session on the next one. */
 async function throughput(label, replicas) {
   const callers = await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => session(`${replicas[i % replicas.length].url}/mcp`)));
   await measure('warm-up', 500, CONCURRENCY, callers, (c) => c('echo.echo', ARGS));
   return repeat(() => measure(label, CALLS, CONCURRENCY, callers, (c) => c('echo.echo', ARGS)));
 }
 
+if (postgresBinDir() === undefined) {
+  console.log('skipped: no PostgreSQL on this machine (no initdb under /usr/lib/postgresql/*/bin or on PATH; set BERM_POSTGRES_BIN)');
+  process.exit(0);
+}
+const HAPROXY = haproxyPath();
 const pg = await startPostgres();
 const started = [];
+let balancer;
 const bermd = async (options) => {
   const d = await startBermd([], options);
   started.push(d);
@@ -85,6 +97,13 @@ try {
     await throughput('one replica, PostgreSQL', [a]),
     await throughput('two replicas, PostgreSQL', [a, b]),
   ];
+  if (HAPROXY !== null) {
+    balancer = await startHaproxy(
+      HAPROXY,
+      [a, b].map((d) => Number(new URL(d.url).port)),
+    );
+    rows.push(await throughput('two replicas behind HAProxy, round robin', [balancer]));
+  }
 
   const ms = (v) => `${v.toFixed(1)} ms`.padStart(10);
   console.log(`node ${process.version}, ${DEPLOYS} deploys; best of ${ROUNDS} rounds of ${CALLS} calls, ${CONCURRENCY} in flight\n`);
@@ -103,7 +122,10 @@ try {
   console.log(`PostgreSQL / directory deploy time, p50:    ${(acrossReplicas.own.p50 / onDirectory.own.p50).toFixed(2)}`);
   console.log(`PostgreSQL / directory throughput, 1 replica: ${(rows[1].perSecond / rows[0].perSecond).toFixed(2)}`);
   console.log(`two replicas / one on directory throughput:   ${(rows[2].perSecond / rows[0].perSecond).toFixed(2)}`);
+  if (rows[3] === undefined) console.log('behind HAProxy: skipped, no haproxy on this machine');
+  else console.log(`behind HAProxy (round robin) / one replica direct, PostgreSQL: ${(rows[3].perSecond / rows[1].perSecond).toFixed(2)}`);
 } finally {
+  await balancer?.stop();
   for (const d of started) await d.stop();
   await pg.remove();
   closeAgent();
