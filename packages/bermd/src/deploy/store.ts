@@ -154,6 +154,11 @@ export interface HarnessStore {
    * Calls `watcher.resync` once watching has started (and after each reconnection). Answers the stop.
    */
   watch?(watcher: StoreWatcher): () => void;
+  /**
+   * Whether the store answers, as far as the connections it already holds tell, without a statement of
+   * its own: read by every readiness probe. Absent: a store that is always there (a directory).
+   */
+  reachable?(): boolean;
   /** Lets go of what the store holds open (connections); nothing is lost. */
   close(): Promise<void>;
 }

@@ -61,6 +61,8 @@ export class Session implements SessionState, FastCallSession {
   /** Requests being handled (a POST holds its response stream until its answer is sent). */
   active = 0;
   lastSeen = Date.now();
+  /** When it was made (performance.now()), for its duration. */
+  readonly opened = performance.now();
 
   constructor(core: McpCore, caller: Caller, onInitialized: (session: Session) => void, onClosed: (session: Session) => void) {
     this.owner = caller.name;
@@ -137,6 +139,7 @@ export class McpSessions {
       },
       (s) => {
         this.opening.delete(s);
+        if (s.id !== undefined) this.core.metrics?.sessionEnded((performance.now() - s.opened) / 1000);
         if (s.id !== undefined && this.sessions.get(s.id) === s) this.sessions.delete(s.id);
         this.core.logger.debug({ session: s.id }, 'mcp session closed');
       },
@@ -189,6 +192,13 @@ export class McpSessions {
     session.streamOpen = true;
     this.core.logger.debug({ session: session.id }, 'mcp notification stream opened');
     this.flush(session);
+  }
+
+  /** Sessions whose GET stream is open now: read by a scrape. */
+  get streams(): number {
+    let n = 0;
+    for (const session of this.sessions.values()) if (session.streamOpen) n++;
+    return n;
   }
 
   streamClosed(session: Session): void {
