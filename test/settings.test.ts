@@ -43,6 +43,7 @@ beforeAll(async () => {
   await writeFile(introspectionClient, 'berm-resource:a-secret\n');
   texts = {
     listen: '127.0.0.1:0',
+    'metrics-listen': '127.0.0.1:9464',
     state: path.join(dir, 'state'),
     store: 'postgres://berm@db.internal:5432/berm',
     'token-file': token,
@@ -111,6 +112,10 @@ describe('every setting is one row that every consumer reads', () => {
       const read = (o: Record<string, unknown>): unknown => {
         if (row.harness !== undefined) return (o.limits as Record<string, unknown>)[row.harness.wire];
         if (row.flag === 'listen') return `${o.host}:${o.port}`;
+        if (row.flag === 'metrics-listen') {
+          const at = o.metricsListen as { host: string; port: number } | undefined;
+          return at === undefined ? undefined : `${at.host}:${at.port}`;
+        }
         if (row.flag === 'token-file') return o.token;
         return o[row.code];
       };

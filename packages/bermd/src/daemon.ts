@@ -29,6 +29,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS } from './limits.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, type GuestReport, isRunnerError, ToolRunner, type PreparedHarness, type RunnerError } from './runtime/index.js';
 import { uiPlugin } from './ui/index.js';
+import { Telemetry, telemetryDisabled, telemetryRoutes } from './telemetry/index.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -40,6 +41,10 @@ export interface Daemon {
   principals?: StaticPrincipals;
   /** The OAuth resource server (`--oauth-issuer`, `--resource`); undefined when bermd is none. */
   resourceServer?: ResourceServer;
+  /** The meter and its readers; undefined when metrics are off (`OTEL_SDK_DISABLED=true`). */
+  telemetry?: Telemetry;
+  /** The metrics listener's app (`--metrics-listen`), serving `/metrics` alone, for `main` to listen with; undefined without the flag. */
+  metricsApp?: FastifyInstance;
   /**
    * Stops accepting (new connections, and new requests on open ones: 503 shutting-down), lets what is under
    * way finish within the shutdown grace, then stops the calls still running (they answer `closed`) and
@@ -57,6 +62,8 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   Partial<Omit<DaemonOptions, 'stateDir' | 'maxImageSize' | 'token' | 'limits' | 'maxCallDepth' | 'toolSeparator'>> & {
     /** The interval of every SSE stream's keep-alive comment, `/events` and `/mcp` alike; 15 s (the MCP SDK's) when unset. Not a setting: tests shorten it. */
     keepAliveMs?: number;
+    /** The environment the OpenTelemetry variables are read from; `process.env` when unset. */
+    env?: NodeJS.ProcessEnv;
   };
 
 /** The runtime's options for `limits`: each limit under its setting's name in code. */
@@ -113,6 +120,24 @@ function deployError(e: RunnerError, maxMemoryBytes: number, ownCap = false): Be
   }
 }
 
+/**
+ * The metrics listener (`--metrics-listen`): its own app, with the Host checks of its own address, serving
+ * `/metrics` without a token and nothing else, so a scraper holds no token that could deploy.
+ */
+function buildMetricsApp(config: DaemonConfig, logger: Logger, telemetry: Telemetry | undefined): FastifyInstance {
+  const listen = config.metricsListen!;
+  const app = buildApp({
+    logger,
+    // A scrape carries no body.
+    bodyLimit: 1024,
+    hosts: new HostPolicy({ listen: listen.host, allowed: config.allowedHosts }),
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+  });
+  void app.register(telemetryRoutes, { telemetry, probes: false, publicMetrics: true });
+  return app;
+}
+
 export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
   const retention = { keepImages: config.keepImages, historyRetentionMs: config.historyRetentionMs };
   // Opened before anything else starts: a database that does not answer yet is waited for (--store-wait).
@@ -128,9 +153,34 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       ? undefined
       : new HttpEgress({ secrets, logger, maxBodyBytes: config.httpMaxBodyBytes, resolve: config.resolve, httpProxy: config.httpProxy });
   const { limits } = config;
+  const version = readVersion();
+  // What the gauges read, from parts made below; a scrape or an export before they are (the store's
+  // wait at start) reads nothing of them.
+  let registry: Registry | undefined;
+  let runner: ToolRunner | undefined;
+  let sessions: McpSessions | undefined;
+  let stateless: StatelessMcp | undefined;
+  const env = config.env ?? process.env;
+  const telemetry = telemetryDisabled(env)
+    ? undefined
+    : new Telemetry({
+        version,
+        env,
+        sources: {
+          workersBusy: () => runner?.load().busy ?? 0,
+          queueDepths: () => runner?.load().waiting ?? new Map(),
+          sessions: () => sessions?.size ?? 0,
+          streams: () => ({ session: sessions?.streams ?? 0, listen: stateless?.listens ?? 0 }),
+          store: () => registry?.storeHealth() ?? { kind: store === undefined ? 'directory' : 'postgres', reachable: false },
+        },
+      });
+  if (telemetry?.otlp !== undefined) logger.info({ otlp: telemetry.otlp }, 'exporting metrics over OTLP');
+  const metrics = telemetry?.metrics;
   // The runtime takes its limits in its own options' terms; this is the one place they are translated.
-  const runner = new ToolRunner({
+  const toolRunner = new ToolRunner({
     ...runtimeLimits(limits),
+    onCallEnd:
+      metrics === undefined ? undefined : (harness, tool, code, waited, ran) => metrics.callEnded(harness, tool, code, waited, ran),
     maxCallDepth: config.maxCallDepth,
     maxQueue: config.maxQueue,
     threads: config.workers === undefined ? undefined : { max: config.workers },
@@ -146,6 +196,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       }
     },
   });
+  runner = toolRunner;
   const catalog = new ToolCatalog(config.toolSeparator);
 
   const hooks: DeployHooks<Prepared> = {
@@ -153,7 +204,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       try {
         // The memory cap is not the runtime's to apply: it was compiled into the module (rewriteImage).
         const { maxMemoryBytes, ...own } = runtimeLimits(checked.limits);
-        const runtime = runner.prepareHarness({
+        const runtime = toolRunner.prepareHarness({
           module: checked.module,
           manifest: checked.manifest.data,
           digest: checked.digest,
@@ -168,7 +219,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       }
     },
     commit(name, prepared) {
-      runner.setHarness(name, prepared.runtime);
+      toolRunner.setHarness(name, prepared.runtime);
       for (const left of catalog.set(prepared.listing)) {
         logger.warn(
           { harness: name, tool: left },
@@ -177,8 +228,9 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       }
     },
     remove(name) {
-      runner.removeHarness(name);
+      toolRunner.removeHarness(name);
       catalog.delete(name);
+      metrics?.forget(name);
     },
   };
 
@@ -195,9 +247,9 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     }
   };
 
-  let registry: Registry;
+  let opened: Registry;
   try {
-    registry = await Registry.open({
+    opened = await Registry.open({
       stateDir: config.stateDir,
       store,
       retention,
@@ -210,32 +262,39 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       servedSyscalls: serve,
       bounds: limits,
       secretAvailable: (secret, harness) => secrets.availableTo(secret, harness),
+      counters:
+        metrics === undefined
+          ? undefined
+          : { changed: (action) => metrics.deployed(action), gateRefused: (action) => metrics.gateRefused(action) },
     });
   } catch (e) {
-    await runner.close();
+    await toolRunner.close();
     await egress?.close();
     await store?.close();
+    await telemetry?.close();
     throw e;
   }
+  registry = opened;
 
-  let sessions: McpSessions | undefined;
   const core: McpCore = {
     catalog,
-    call: (harness, tool, args, options) => runner.call(harness, tool, args, options),
-    recordUse: (harness, use) => registry.recordUse(harness, use),
+    call: (harness, tool, args, options) => toolRunner.call(harness, tool, args, options),
+    recordUse: (harness, use) => opened.recordUse(harness, use),
     logger,
-    version: readVersion(),
+    version,
     broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
     keepAliveMs: config.keepAliveMs,
+    metrics,
   };
-  sessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions, store?.sessions);
-  const mcpSessions = sessions;
-  const stateless = new StatelessMcp(core, { maxListens: config.maxListens });
-  registry.onChange((event) => {
+  const mcpSessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions, store?.sessions);
+  sessions = mcpSessions;
+  const mcpStateless = new StatelessMcp(core, { maxListens: config.maxListens });
+  stateless = mcpStateless;
+  opened.onChange((event) => {
     // Whose lists changed: the harness itself, and any whose listing its change touched (the catalog's).
     const changed = catalog.takeChanged().add(event.name);
     mcpSessions.listsChanged(changed);
-    stateless.listsChanged(changed);
+    mcpStateless.listsChanged(changed);
   });
 
   const hosts = new HostPolicy({ listen: config.host, allowed: config.allowedHosts });
@@ -267,9 +326,14 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
   });
-  const mcp = createMcpEndpoint({ sessions: mcpSessions, stateless, maxBodySize: config.mcpMaxBody, fastPath: config.mcpFastPath });
+  const mcp = createMcpEndpoint({
+    sessions: mcpSessions,
+    stateless: mcpStateless,
+    maxBodySize: config.mcpMaxBody,
+    fastPath: config.mcpFastPath,
+  });
   void app.register(controlPlugin, {
-    registry,
+    registry: opened,
     maxImageSize: config.maxImageSize,
     maxEventStreams: config.maxEventStreams,
     keepAliveMs: config.keepAliveMs,
@@ -283,25 +347,35 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   });
   if (resourceServer !== undefined)
     void app.register(protectedResourcePlugin, { resource: resourceServer.resource, issuer: resourceServer.issuer });
+  // The deployed set is restored before the app exists, so what is left to be ready for is the store.
+  const unready = (): string | undefined =>
+    opened.storeHealth().reachable
+      ? undefined
+      : 'the store does not answer: calls are served from the set held here, but deploys wait for it and changes made through other replicas are not followed';
+  void app.register(telemetryRoutes, { telemetry, probes: true, publicMetrics: false, unready });
+  const metricsApp = config.metricsListen === undefined ? undefined : buildMetricsApp(config, logger, telemetry);
 
   let closed: Promise<void> | undefined;
   return {
     app,
-    registry,
-    runner,
+    registry: opened,
+    runner: toolRunner,
     catalog,
     sessions: mcpSessions,
     principals,
     resourceServer,
+    telemetry,
+    metricsApp,
     close() {
       closed ??= (async () => {
         const graceMs = config.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
+        const metricsClosed = metricsApp?.close();
         const appClosed = app.close();
         const mcpClosed = mcp.close();
         const grace = setTimeout(() => {
           logger.warn({ grace_ms: graceMs }, 'the shutdown grace is over: stopping the calls still running and cutting open connections');
           // The calls answer `closed`, their answers go out, then whatever still holds a connection is cut.
-          void runner
+          void toolRunner
             .close()
             .then(() => mcpClosed)
             .finally(() => app.server.closeAllConnections());
@@ -313,9 +387,11 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           clearTimeout(grace);
         }
         resourceServer?.close();
-        await registry.close();
-        await runner.close();
+        await metricsClosed;
+        await opened.close();
+        await toolRunner.close();
         await egress?.close();
+        await telemetry?.close();
       })();
       return closed;
     },

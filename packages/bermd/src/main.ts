@@ -87,6 +87,26 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  if (daemon.metricsApp !== undefined && options.metricsListen !== undefined) {
+    const at = options.metricsListen;
+    try {
+      await daemon.metricsApp.listen({ host: at.host, port: at.port });
+    } catch (e) {
+      logger.fatal({ err: e }, 'cannot listen for metrics');
+      process.stderr.write(`bermd: cannot listen on ${at.host}:${at.port} (--metrics-listen): ${(e as Error).message}\n`);
+      process.exitCode = 1;
+      await daemon.close();
+      return;
+    }
+    const bound = daemon.metricsApp.server.address();
+    const metricsPort = typeof bound === 'object' && bound !== null ? bound.port : at.port;
+    const metricsHost = at.host.includes(':') ? `[${at.host}]` : at.host;
+    // On the log, not stdout, which carries the listening line alone.
+    logger.info({ metrics: `http://${metricsHost}:${metricsPort}/metrics` }, 'serving /metrics for a scraper, without a token');
+    if (!isLoopbackAddress(at.host))
+      logger.warn({ host: at.host }, '/metrics is reachable from other machines without a token (--metrics-listen)');
+  }
+
   // Before the listening line, which is what a supervisor (or a test) waits for before it signals.
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
@@ -111,7 +131,9 @@ export async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', (s) => void stop(s));
   // Node's default for SIGHUP ends the process; here it rotates secrets and principals.
   process.on('SIGHUP', () => {
-    void rereadSecrets(options, logger);
+    void rereadSecrets(options, logger).then((ok) => {
+      if (ok !== undefined) daemon.telemetry?.metrics.secretsReloaded(ok);
+    });
     void rereadAccess(options, daemon, logger);
   });
 
@@ -135,13 +157,14 @@ export async function main(argv: string[]): Promise<void> {
 /**
  * SIGHUP: reads the secrets file again and holds what it says from now on, without a restart. The log
  * names what was added, removed and changed, never a value; a file that no longer reads (gone, open to
- * others, not the JSON it must be) keeps the secrets held, and the log says why.
+ * others, not the JSON it must be) keeps the secrets held, and the log says why. Answers whether it read
+ * (undefined: there is no file), for the reloads counter.
  */
-async function rereadSecrets(options: DaemonOptions, logger: Logger): Promise<void> {
+async function rereadSecrets(options: DaemonOptions, logger: Logger): Promise<boolean | undefined> {
   const file = options.secretsFile;
   if (file === undefined) {
     logger.info({ signal: 'SIGHUP' }, 'SIGHUP: there is no secrets file to read again (--secrets)');
-    return;
+    return undefined;
   }
   let next: Secrets;
   try {
@@ -149,10 +172,11 @@ async function rereadSecrets(options: DaemonOptions, logger: Logger): Promise<vo
   } catch (e) {
     if (!(e instanceof SecretsFileError)) throw e;
     logger.error({ signal: 'SIGHUP', reason: e.message }, 'SIGHUP: the secrets file could not be read; the secrets held are kept');
-    return;
+    return false;
   }
   const change = options.secrets.replace(next);
   logger.info({ signal: 'SIGHUP', ...change, held: options.secrets.size }, 'SIGHUP: secrets read again');
+  return true;
 }
 
 /**

@@ -43,7 +43,7 @@ type ValueOf<R extends Setting> = R['kind'] extends 'duration' | 'size' | 'count
       : string;
 
 /** Rows the options hold as something richer than their text (an address, a token, parsed entries) or inside `limits`. */
-type Composite = HarnessSettingRow | Extract<SettingRow, { flag: 'listen' | 'token-file' | 'resolve' }>;
+type Composite = HarnessSettingRow | Extract<SettingRow, { flag: 'listen' | 'metrics-listen' | 'token-file' | 'resolve' }>;
 type Plain = Exclude<SettingRow, Composite>;
 /** The plain rows, by their names in code: those with a default always hold a value, the others may not. */
 type FromRows = { [R in Plain as R extends { default: unknown } ? R['code'] : never]: ValueOf<R> } & {
@@ -59,6 +59,8 @@ type FromRows = { [R in Plain as R extends { default: unknown } ? R['code'] : ne
 export type DaemonOptions = FromRows & {
   host: string;
   port: number;
+  /** `--metrics-listen`'s address: a second listener serving `/metrics` alone; undefined without the flag. */
+  metricsListen?: { host: string; port: number };
   /** `--token-file`'s token, naming the principal `operator`; undefined when there is none. */
   token?: string;
   /** `--access`'s principals (and `accessFile`, where from); undefined when there is no file. */
@@ -87,16 +89,16 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, 'bermd');
 }
 
-/** `HOST:PORT`, `[v6]:PORT` or `:PORT` (loopback). */
-export function parseListen(value: string): { host: string; port: number } {
+/** `HOST:PORT`, `[v6]:PORT` or `:PORT` (loopback), given to `flag`. */
+export function parseListen(value: string, flag = 'listen'): { host: string; port: number } {
   const colon = value.lastIndexOf(':');
-  if (colon < 0) throw new OptionsError(`--listen ${value}: expected HOST:PORT`);
+  if (colon < 0) throw new OptionsError(`--${flag} ${value}: expected HOST:PORT`);
   let host = value.slice(0, colon);
   const portText = value.slice(colon + 1);
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (host === '') host = DEFAULT_HOST;
   const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port > 65535) throw new OptionsError(`--listen ${value}: port must be 0 to 65535`);
+  if (!/^\d+$/.test(portText) || port > 65535) throw new OptionsError(`--${flag} ${value}: port must be 0 to 65535`);
   return { host, port };
 }
 
@@ -157,6 +159,8 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
   for (const row of SETTINGS as readonly Setting[]) plain[row.code] = valueOf(row, given);
   const listen = given.listen as string | undefined;
   const { host, port } = parseListen(listen ?? (flagOf('listen').default as string));
+  const metricsListen =
+    given['metrics-listen'] === undefined ? undefined : parseListen(given['metrics-listen'] as string, 'metrics-listen');
   if (given.store !== undefined && given.state !== undefined)
     throw new OptionsError('--state and --store each name where the deployed set is kept: give one');
   plain.stateDir = path.resolve((given.state as string | undefined) ?? defaultStateDir(env));
@@ -222,11 +226,13 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     );
   for (const row of HARNESS_SETTINGS) delete plain[row.code];
   delete plain.listen;
+  delete plain.metricsListen;
   delete plain.tokenFile;
   return {
     ...(plain as FromRows),
     host,
     port,
+    metricsListen,
     store,
     token,
     access,

@@ -73,6 +73,13 @@ export const SETTINGS = [
     help: 'address to bind; port 0 picks a free one',
   },
   {
+    flag: 'metrics-listen',
+    code: 'metricsListen',
+    kind: 'string',
+    value: 'HOST:PORT',
+    help: 'also serve GET /metrics, without a token, on this address, for a scraper (:PORT binds loopback); nothing else is served there',
+  },
+  {
     flag: 'state',
     code: 'stateDir',
     kind: 'string',

@@ -10,6 +10,8 @@ export {
   type UndeployOptions,
   type SkippedHarness,
   type ChangeEvent,
+  type RegistryCounters,
+  type StoreHealth,
 } from './registry.js';
 export { admit, type CheckedHarness, type AdmissionPolicy, type AdmissionRequest, type Admitted } from './admission.js';
 export { checkImage, abiProblems, digestOf, type CheckPolicy, type CheckedImage, type Problem } from './checks.js';

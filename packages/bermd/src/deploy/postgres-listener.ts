@@ -54,6 +54,11 @@ export class StoreListener {
   private state: ListenerState = { kind: 'connecting' };
   private failures = 0;
 
+  /** Listening, or connecting for the first time: false once the connection was lost, until it is back. */
+  get reachable(): boolean {
+    return this.state.kind === 'listening' || (this.state.kind === 'connecting' && this.failures === 0);
+  }
+
   constructor(
     private readonly options: ListenerOptions,
     private readonly watcher: StoreWatcher,

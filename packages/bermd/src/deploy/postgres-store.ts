@@ -274,6 +274,16 @@ export class PostgresStore implements HarnessStore {
     await this.query(MERGE_USAGE, [name, lastUsedAt, ...arrays, latestUse(), CHANNEL, encodeNotification(name, 'usage')]);
   }
 
+  /**
+   * What the listening connection knows: it is probed every `--store-timeout` and reconnects when lost,
+   * so a probe of readiness asks it rather than the database. Before watching starts, the pool answered
+   * at open (`open` waits for it).
+   */
+  reachable(): boolean {
+    for (const listener of this.listeners) if (!listener.reachable) return false;
+    return true;
+  }
+
   /** Listens on a connection of its own (`StoreListener`), until the answered stop or `close`. */
   watch(watcher: StoreWatcher): () => void {
     const listener = new StoreListener(

@@ -122,6 +122,23 @@ export interface RegistryOptions {
   replica?: string;
   /** With a shared store, how often the set is compared with the store's; `DEFAULT_RECONCILE_INTERVAL_MS` when unset, 0 never. */
   reconcileIntervalMs?: number;
+  /** Told of each change made through this registry and each refusal of the gate (the daemon's metrics). */
+  counters?: RegistryCounters;
+}
+
+/** What the registry tells as it decides: a change it committed, a deploy or rollback the gate refused. */
+export interface RegistryCounters {
+  changed(action: 'deploy' | 'undeploy' | 'rollback'): void;
+  gateRefused(action: 'deploy' | 'rollback'): void;
+}
+
+/** The store's health as the registry knows it, without asking the store anything. */
+export interface StoreHealth {
+  kind: 'directory' | 'postgres';
+  /** Whether the store answers, as far as its connections tell (a directory always does). */
+  reachable: boolean;
+  /** With a shared store, seconds since the set was last compared with it; undefined before the first comparison or without one. */
+  sinceReconcileSeconds?: number;
 }
 
 export interface DeployOptions {
@@ -192,6 +209,9 @@ export class Registry {
   private closing = false;
   private stopWatching?: () => void;
   private reconcileTimer?: NodeJS.Timeout;
+  /** When the set was last compared with a shared store's (performance.now()). */
+  private reconciledAt?: number;
+  private readonly counters?: RegistryCounters;
   private pruneTimer?: NodeJS.Timeout;
   /** The prune under way, which `close` waits for before it closes the store. */
   private pruning?: Promise<void>;
@@ -209,6 +229,7 @@ export class Registry {
     this.replica = options.replica ?? replicaName();
     this.hooks = options.hooks ?? {};
     this.breaksWindowMs = options.breaksWindowMs ?? DEFAULT_BREAKS_WINDOW_MS;
+    this.counters = options.counters;
     this.secretAvailable = options.secretAvailable;
   }
 
@@ -377,7 +398,10 @@ export class Registry {
     const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
     if (previous !== null) {
       const gate = gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs);
-      if (gate.refusing.length > 0 && options.force !== true) throw breaksCallersError(name, gate, this.breaksWindowMs, action);
+      if (gate.refusing.length > 0 && options.force !== true) {
+        this.counters?.gateRefused(action);
+        throw breaksCallersError(name, gate, this.breaksWindowMs, action);
+      }
       if (gate.refusing.length > 0)
         this.logger.warn(
           { harness: name, principal: options.by, action, breaks: gate.refusing.map((b) => b.code) },
@@ -444,6 +468,7 @@ export class Registry {
       { harness: name, digest: checked.digest, replaced, principal: options.by },
       entry.action === 'rollback' ? 'rolled back harness' : 'deployed harness',
     );
+    this.counters?.changed(entry.action === 'rollback' ? 'rollback' : 'deploy');
     this.emit({ kind: 'deployed', name, replaced });
     return { ...result, entry };
   }
@@ -516,6 +541,7 @@ export class Registry {
       const known = this.drop(name);
       if (!known && !stored) throw notFound(name);
       this.logger.info({ harness: name, principal: options.by }, 'undeployed harness');
+      this.counters?.changed('undeploy');
       this.emit({ kind: 'undeployed', name });
     });
   }
@@ -626,6 +652,14 @@ export class Registry {
     });
   }
 
+  /** The store's health, from what the store and this registry already know: no statement is sent. */
+  storeHealth(): StoreHealth {
+    const shared = this.store.watch !== undefined;
+    const health: StoreHealth = { kind: shared ? 'postgres' : 'directory', reachable: this.store.reachable?.() ?? true };
+    if (shared && this.reconciledAt !== undefined) health.sinceReconcileSeconds = (performance.now() - this.reconciledAt) / 1000;
+    return health;
+  }
+
   onChange(listener: (event: ChangeEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -661,6 +695,7 @@ export class Registry {
       this.logger.warn({ code: (e as BermdError).code, err: (e as Error).message }, 'could not compare the deployed set with the store');
       return;
     }
+    this.reconciledAt = performance.now();
     const differing: string[] = [];
     const stored = new Set<string>();
     for (const head of heads) {

@@ -157,6 +157,11 @@ export interface HarnessStore {
   watch?(watcher: StoreWatcher): () => void;
   /** Where a store other processes share keeps the 2025-era MCP sessions, so any of them serves any session; absent, each process holds its own. */
   readonly sessions?: SessionRecords;
+  /**
+   * Whether the store answers, as far as the connections it already holds tell, without a statement of
+   * its own: read by every readiness probe. Absent: a store that is always there (a directory).
+   */
+  reachable?(): boolean;
   /** Lets go of what the store holds open (connections); nothing is lost. */
   close(): Promise<void>;
 }

@@ -26,6 +26,8 @@ import { drainRejectedBody, refuseScope } from '../app/index.js';
 import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
 import { REFUSED_CODE, refusalMessage, refusedCall } from './access.js';
 import { cancelledIds } from './fast-call.js';
+import { recordRefusal } from './server.js';
+import type { BermdMetrics } from '../telemetry/index.js';
 import { initOf, SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 import { type McpAnswerer, type McpExchange, type McpPaths, mcpPaths } from './transport.js';
@@ -82,6 +84,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Records the duration of one JSON-RPC request (not a notification, a batch or a listen, whose answer
+ * lasts as long as its client wants) from its arrival to the end of its answer; `error.type` is the HTTP
+ * status of an answer that refused it. A `tools/call` is measured where it is called (server.ts), on
+ * either path, with what the call answered.
+ */
+function measure(metrics: BermdMetrics, body: unknown, reply: FastifyReply, started: number): void {
+  if (!isObject(body) || body.id === undefined || body.method === 'tools/call' || body.method === 'subscriptions/listen') return;
+  const { method } = body;
+  reply.raw.once('finish', () => {
+    const status = reply.raw.statusCode;
+    metrics.operationEnded(method, (performance.now() - started) / 1000, undefined, status >= 400 ? String(status) : undefined);
+  });
+}
+
 /** A request whose answer lasts as long as its client wants: a session's stream, a 2026 listen. */
 function isStream(request: FastifyRequest, route: InboundClassificationOutcome | undefined): boolean {
   return request.method === 'GET' || (route?.kind === 'modern' && route.message.method === 'subscriptions/listen');
@@ -89,16 +106,18 @@ function isStream(request: FastifyRequest, route: InboundClassificationOutcome |
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { sessions, stateless } = options;
+  const { metrics } = sessions.core;
   const { routing, answerers }: McpPaths = mcpPaths(options.fastPath);
   const bodyLimit = options.maxBodySize ?? MAX_MCP_BODY;
   const underWay = new Set<Promise<void>>();
   let closing = false;
 
   /** The 403 for a `tools/call` in `body` the request's principal may not make, with its challenge; undefined when there is none. */
-  const refuseCall = (request: FastifyRequest, reply: FastifyReply, body: unknown): FastifyReply | undefined => {
+  const refuseCall = (request: FastifyRequest, reply: FastifyReply, body: unknown, started: number): FastifyReply | undefined => {
     const refusal = refusedCall(sessions.core.catalog, request.principal, body);
     if (refusal === undefined) return undefined;
     const { id, name, missing } = refusal;
+    recordRefusal(sessions.core, name, started);
     request.log.info(
       { tool: name, scope: missing, principal: request.principal.name },
       'tools/call refused: the principal lacks the scope',
@@ -110,6 +129,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const started = performance.now();
     if (closing) return rpcError(reply, 503, -32000, 'bermd is shutting down');
 
     let body: unknown;
@@ -122,6 +142,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
     }
 
+    if (metrics !== undefined) measure(metrics, body, reply, started);
     const route = routing.route(request, body);
     const caller = request.principal;
     let exchange: McpExchange;
@@ -145,7 +166,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       } else if (!initialize) {
         return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
       }
-      const refused = refuseCall(request, reply, body);
+      const refused = refuseCall(request, reply, body, started);
       if (refused !== undefined) return refused;
       if (session === undefined) {
         try {
@@ -166,7 +187,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         res: reply.raw,
       };
     } else {
-      const refused = refuseCall(request, reply, body);
+      const refused = refuseCall(request, reply, body, started);
       if (refused !== undefined) return refused;
       exchange = { generation: 'modern', core: sessions.core, caller, stateless, route, request: request.raw, body, res: reply.raw };
     }

@@ -30,6 +30,7 @@ import {
 import { ApiError } from '@berm/protocol';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
+import type { BermdMetrics } from '../telemetry/index.js';
 import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
@@ -74,6 +75,8 @@ export interface McpCore {
   broadcastEvent(message: EventMessage, from: SessionState): void;
   /** The interval of every `/mcp` stream's keep-alive comment, the SDK's and the fast path's (app/keep-alive.ts); its default when unset. */
   keepAliveMs?: number;
+  /** Where requests, calls refused before the runtime and sessions are recorded; nothing is when unset (metrics off). */
+  metrics?: BermdMetrics;
 }
 
 /** What a server keeps about its client: for a session, what `logging/setLevel` set; for one 2026 request, what its `_meta` asked. */
@@ -156,9 +159,16 @@ export async function callTool(
   channel: CallChannel,
 ): Promise<CallToolResult> {
   const { caller } = channel;
+  const started = core.metrics === undefined ? 0 : performance.now();
   const access = callAccess(core.catalog, caller, name);
-  if ('unknown' in access) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  if ('unknown' in access) {
+    // A name that is not listed labels nothing: a caller's guesses would each make a series.
+    core.metrics?.callEnded(undefined, undefined, 'unknown-tool');
+    core.metrics?.operationEnded('tools/call', seconds(started), undefined, String(ProtocolErrorCode.InvalidParams));
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  }
   if ('missing' in access) {
+    recordRefusal(core, name, started);
     throw new ProtocolError(REFUSED_CODE, refusalMessage(caller!.name, name, access.missing), {
       code: 'insufficient-scope',
       scope: access.missing,
@@ -193,7 +203,22 @@ export async function callTool(
     core.logger.info({ harness: tool.harness, tool: tool.tool, principal }, 'call cancelled by its caller');
   for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
   for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
+  // Measured here rather than around the HTTP exchange, so the fast path and the SDK's are measured alike.
+  core.metrics?.operationEnded('tools/call', seconds(started), name, 'error' in outcome ? 'tool_error' : undefined);
   return toolResult(tool, outcome, generation);
+}
+
+/** A `tools/call` of `name` refused for a scope its caller lacks (`started`: when the request came), nothing having run. */
+export function recordRefusal(core: McpCore, name: string, started: number): void {
+  if (core.metrics === undefined) return;
+  const tool = core.catalog.lookup(name);
+  core.metrics.callEnded(tool?.harness, tool?.tool, 'insufficient-scope');
+  core.metrics.operationEnded('tools/call', seconds(started), tool === undefined ? undefined : name, String(REFUSED_CODE));
+}
+
+/** Seconds since `started` (a `performance.now()`). */
+function seconds(started: number): number {
+  return (performance.now() - started) / 1000;
 }
 
 /** Where a server's client keeps its log level: a session's state, or each 2026 request's `_meta`. */

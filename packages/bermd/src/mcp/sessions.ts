@@ -96,6 +96,8 @@ export class Session implements SessionState, FastCallSession {
   /** Requests being handled (a POST holds its response stream until its answer is sent). */
   active = 0;
   lastSeen = Date.now();
+  /** When it was made (performance.now()), for its duration. */
+  readonly opened = performance.now();
 
   /** The id it has or will have: drawn here, so a store can hold it before the transport answers. */
   readonly sessionId: string;
@@ -280,6 +282,7 @@ export class McpSessions implements SessionWatcher {
       onInitialized ?? (() => {}),
       (s) => {
         this.opening.delete(s);
+        if (s.id !== undefined) this.core.metrics?.sessionEnded((performance.now() - s.opened) / 1000);
         if (this.sessions.get(s.sessionId) === s) this.sessions.delete(s.sessionId);
         if (records !== undefined && this.byKey.get(s.key) === s) this.byKey.delete(s.key);
         this.core.logger.debug({ session: s.id }, 'mcp session closed');
@@ -416,6 +419,13 @@ export class McpSessions implements SessionWatcher {
     session.streamOpen = true;
     this.core.logger.debug({ session: session.id }, 'mcp notification stream opened');
     this.flush(session);
+  }
+
+  /** Sessions whose GET stream is open now: read by a scrape. */
+  get streams(): number {
+    let n = 0;
+    for (const session of this.sessions.values()) if (session.streamOpen) n++;
+    return n;
   }
 
   streamClosed(session: Session): void {

@@ -42,6 +42,8 @@ function forwardedHeaders(request: IncomingMessage): Headers {
 export class StatelessMcp {
   private readonly handler: McpHttpHandler;
   private readonly core: McpCore;
+  /** Listen streams answering now. */
+  private listening = 0;
 
   constructor(core: McpCore, options: StatelessOptions = {}) {
     this.core = core;
@@ -84,10 +86,22 @@ export class StatelessMcp {
         signal: gone.signal,
       });
       const response = await this.handler.fetch(web, { parsedBody: body, authInfo: authInfoOf(caller) });
-      await send(response, res, isListen(body) ? new ListenFilter(caller) : undefined);
+      if (isListen(body) && response.ok) {
+        this.listening++;
+        try {
+          await send(response, res, new ListenFilter(caller));
+        } finally {
+          this.listening--;
+        }
+      } else await send(response, res, isListen(body) ? new ListenFilter(caller) : undefined);
     } finally {
       res.off('close', onClose);
     }
+  }
+
+  /** Listen streams open now. */
+  get listens(): number {
+    return this.listening;
   }
 
   /**

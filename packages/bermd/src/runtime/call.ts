@@ -173,6 +173,13 @@ export class Call {
     return ran;
   }
 
+  /** Seconds it waited for a worker and ran on one, as of now (undefined: it never got one). */
+  timing(): { waited: number; ran: number | undefined } {
+    const now = performance.now();
+    if (this.started === undefined) return { waited: (now - this.accepted) / 1000, ran: undefined };
+    return { waited: (this.started - this.accepted) / 1000, ran: (now - this.started) / 1000 };
+  }
+
   /** Gives back its worker or its place in line, stops its clock and stops listening to its caller; once it is answered. */
   end(): void {
     this.turn?.leave();

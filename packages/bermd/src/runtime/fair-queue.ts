@@ -62,6 +62,13 @@ export class FairQueue {
     return n;
   }
 
+  /** Calls waiting, by harness (only harnesses with some). Made when asked: a scrape, not a call. */
+  waitingByHarness(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const line of this.turns) out.set(line.harness, line.waiting.length);
+    return out;
+  }
+
   /**
    * A turn for a call of `harness`, which runs at most `limit` calls at once: `start` is called (now or
    * when its turn comes) once it may run. Undefined, and `start` never called, when its line is full.

@@ -7,6 +7,7 @@ export {
   DEFAULT_MAX_CONCURRENCY,
   DEFAULT_MAX_QUEUE,
   type RunnerOptions,
+  type CallEndListener,
 } from './runner.js';
 export type { Caller, CallOptions, CallOutcome, Reached } from './call.js';
 export type { GuestReport } from './worker-messages.js';

@@ -61,7 +61,22 @@ export interface RunnerOptions {
   onReport?: (report: GuestReport) => void;
   /** Services for the host calls a worker forwards to the main thread (`berm.http.fetch`, ...), by dotted name; a name without one is refused. */
   hostServices?: ReadonlyMap<string, HostService>;
+  /** Told of every call as it ends (the daemon's metrics); a runner without it does no more than before. */
+  onCallEnd?: CallEndListener;
 }
+
+/**
+ * A call ended: its harness and tool when they are deployed (undefined when the call named what is not,
+ * so a caller's typos make no labels), its error code (undefined when it answered), and the seconds it
+ * waited for a worker and ran on one (undefined when it never got that far).
+ */
+export type CallEndListener = (
+  harness: string | undefined,
+  tool: string | undefined,
+  code: CallError['code'] | undefined,
+  waitSeconds: number | undefined,
+  runSeconds: number | undefined,
+) => void;
 
 /** The built worker script's path: next to this module in `dist/`, or, when sources are run directly, in the build. */
 function workerScript(): string {
@@ -114,6 +129,7 @@ export class ToolRunner {
   private readonly calls = new Map<number, Call>();
   private readonly onReport?: (report: GuestReport) => void;
   private readonly hostServices: ReadonlyMap<string, HostService>;
+  private readonly onCallEnd?: CallEndListener;
   private nextCallId = 1;
   private closed = false;
 
@@ -139,6 +155,7 @@ export class ToolRunner {
     this.queue = new FairQueue(this.workers, this.maxQueue);
     this.onReport = options.onReport;
     this.hostServices = options.hostServices ?? new Map();
+    this.onCallEnd = options.onCallEnd;
     this.pool = new WorkerPool<Task, TaskResult>({
       filename: workerScript(),
       // Kept alive even when idle: enough for a harness at its limit and one call of another, so a worker
@@ -194,11 +211,15 @@ export class ToolRunner {
   /** Runs `harness`'s `tool` with `args` (a JSON value; undefined means `{}`). Never rejects: failures are outcomes. */
   async call(harness: string, tool: string, args: unknown, options: CallOptions = {}): Promise<CallOutcome> {
     const call = this.accept(harness, tool, args, options);
-    if (!(call instanceof Call)) return { error: call, reached: none() };
+    if (!(call instanceof Call)) {
+      if (this.onCallEnd !== undefined) this.refused(harness, tool, call.code);
+      return { error: call, reached: none() };
+    }
     this.calls.set(call.id, call);
     const ran = call.enter(this.queue, this.pool);
     if (ran === undefined) {
       this.calls.delete(call.id);
+      this.onCallEnd?.(harness, tool, 'busy', undefined, undefined);
       return { error: call.busy(this.maxQueue), reached: none() };
     }
     let outcome: GuestOutcome;
@@ -210,7 +231,23 @@ export class ToolRunner {
       call.end();
       this.calls.delete(call.id);
     }
+    if (this.onCallEnd !== undefined) {
+      const timing = call.timing();
+      this.onCallEnd(harness, tool, 'error' in outcome ? outcome.error.code : undefined, timing.waited, timing.ran);
+    }
     return call.answer(outcome);
+  }
+
+  /** Busy workers and the calls waiting for one, by harness: what the daemon's gauges read. */
+  load(): { busy: number; waiting: ReadonlyMap<string, number> } {
+    return { busy: this.queue.active, waiting: this.queue.waitingByHarness() };
+  }
+
+  /** A call refused before it was made, told with the names it gave only as far as they are deployed. */
+  private refused(harness: string, tool: string, code: CallError['code']): void {
+    const entry = this.deployed.get(harness);
+    const known = entry?.validators.tools.has(tool) === true;
+    this.onCallEnd!(entry === undefined ? undefined : harness, known ? tool : undefined, code, undefined, undefined);
   }
 
   /** Stops every worker; calls still running or waiting end with `closed`. */

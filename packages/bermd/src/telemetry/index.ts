@@ -1,0 +1,5 @@
+export { Telemetry, otlpTarget, telemetryDisabled, type TelemetryOptions } from './telemetry.js';
+export { BermdMetrics, type DeployAction, type GaugeSources } from './metrics.js';
+export { outcomeOf, type CallOutcomeLabel } from './outcomes.js';
+export { methodLabel } from './mcp-methods.js';
+export { telemetryRoutes, type TelemetryRoutesOptions } from './routes.js';

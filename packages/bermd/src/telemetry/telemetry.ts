@@ -1,0 +1,85 @@
+/**
+ * bermd's meter and where what it records goes: always to a pull reader that `/metrics` reads, and over
+ * OTLP/HTTP when the environment names a collector (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, the exporter reading its headers and the rest from the
+ * environment too). `OTEL_SDK_DISABLED=true` turns it all off: nothing is recorded, `/metrics` says so.
+ *
+ * A tracer is one more provider beside this one, made here from the same resource; the rooms receive
+ * what they record through, never the SDK.
+ */
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BermdMetrics, type GaugeSources } from './metrics.js';
+
+/** The OTLP export's interval when `OTEL_METRIC_EXPORT_INTERVAL` does not say: the SDK's default. */
+const DEFAULT_EXPORT_INTERVAL_MS = 60_000;
+
+export interface TelemetryOptions {
+  version: string;
+  sources: GaugeSources;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Where metrics are exported to over OTLP, as the log may show it: the endpoint's origin, never its path's secrets or credentials. */
+export function otlpTarget(env: NodeJS.ProcessEnv): string | undefined {
+  const endpoint = env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (endpoint === undefined || endpoint === '') return undefined;
+  try {
+    return new URL(endpoint).origin;
+  } catch {
+    return 'an endpoint that is not a URL';
+  }
+}
+
+export function telemetryDisabled(env: NodeJS.ProcessEnv): boolean {
+  return env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
+}
+
+export class Telemetry {
+  readonly metrics: BermdMetrics;
+  /** Where OTLP export goes (its origin), when it does. */
+  readonly otlp?: string;
+  private readonly provider: MeterProvider;
+  /**
+   * The Prometheus exporter as a pull reader only: its own HTTP server is never started, since /metrics is
+   * served on bermd's listeners, through their Host checks and tokens. It is read with `collect` and
+   * written with the exporter's serializer, which is what its own server does.
+   */
+  private readonly pull: PrometheusExporter;
+  private readonly serializer = new PrometheusSerializer();
+
+  constructor(options: TelemetryOptions) {
+    const env = options.env ?? process.env;
+    this.pull = new PrometheusExporter({ preventServerStart: true });
+    const readers: MetricReader[] = [this.pull];
+    this.otlp = otlpTarget(env);
+    if (this.otlp !== undefined) {
+      const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
+      readers.push(
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter(),
+          exportIntervalMillis: Number.isInteger(interval) && interval > 0 ? interval : DEFAULT_EXPORT_INTERVAL_MS,
+        }),
+      );
+    }
+    this.provider = new MeterProvider({
+      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || 'bermd', [ATTR_SERVICE_VERSION]: options.version }),
+      readers,
+    });
+    this.metrics = new BermdMetrics(this.provider.getMeter('bermd', options.version), options.sources);
+  }
+
+  /** Every metric now, in Prometheus' text format. */
+  async prometheusText(): Promise<string> {
+    const { resourceMetrics } = await this.pull.collect();
+    return this.serializer.serialize(resourceMetrics);
+  }
+
+  /** Sends what is left to the OTLP collector, if any, and stops. */
+  async close(): Promise<void> {
+    await this.provider.shutdown().catch(() => {});
+  }
+}
