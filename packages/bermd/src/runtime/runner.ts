@@ -246,7 +246,7 @@ export class ToolRunner {
   /** A call refused before it was made, told with the names it gave only as far as they are deployed. */
   private refused(harness: string, tool: string, code: CallError['code']): void {
     const entry = this.deployed.get(harness);
-    const known = entry?.validators.tools.has(tool) === true;
+    const known = entry?.manifest.tools.some((t) => t.name === tool) === true;
     this.onCallEnd!(entry === undefined ? undefined : harness, known ? tool : undefined, code, undefined, undefined);
   }
 
