@@ -1,6 +1,7 @@
 // MCP clients of a running bermd for the /mcp tests, with each notification kind turned into something
 // a test can await: the 1.x SDK's Client (2025-11-25, what most hosts still embed) and the v2 SDK's
 // Client pinned to 2026-07-28, both over Streamable HTTP; and what a raw 2026-07-28 request carries.
+import http from 'node:http';
 import {
   Client as ModernClient,
   type McpSubscription,
@@ -170,4 +171,42 @@ export async function deploy(baseUrl: string, name: string, bytes: Uint8Array, h
 export async function undeploy(baseUrl: string, name: string, headers: Record<string, string> = {}): Promise<void> {
   const res = await fetch(`${baseUrl}/harnesses/${name}`, { method: 'DELETE', headers });
   if (res.status !== 204) throw new Error(`undeploy ${name}: ${res.status} ${await res.text()}`);
+}
+
+/** An HTTP answer as a test compares it: the headers that say what it is (not when or how long), and its text. */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Headers that name the moment or the length of one answer rather than what it is. */
+export const VARYING = new Set(['date', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+/** A raw request to `/mcp` on node:http, whose answer is read whole, headers as sent. */
+export function post(
+  base: string,
+  headers: Record<string, string>,
+  body: unknown,
+  method = 'POST',
+  signal?: AbortSignal,
+): Promise<RawResponse> {
+  const url = new URL('/mcp', base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers, signal }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        const kept: Record<string, string> = {};
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i]!.toLowerCase();
+          if (!VARYING.has(name)) kept[name] = res.rawHeaders[i + 1]!;
+        }
+        resolve({ status: res.statusCode!, headers: kept, body: text });
+      });
+    });
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
 }

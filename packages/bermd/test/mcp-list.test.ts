@@ -3,42 +3,11 @@
 // new list after each deploy, replace and undeploy. A real bermd, raw HTTP: each list is asked alone
 // (which the fast path takes) and in a form only the SDK answers (a batch of one on a 2025 session, a
 // `_meta` key the fast path does not read in 2026-07-28), and bermd's debug log says which path answered.
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { deploy, envelope, modernHeaders, undeploy } from './mcp-client.js';
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Headers that name the moment or the length of one answer rather than what it is. */
-const VARYING = new Set(['date', 'content-length', 'transfer-encoding', 'keep-alive']);
-
-function post(base: string, headers: Record<string, string>, body: unknown): Promise<RawResponse> {
-  const url = new URL('/mcp', base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        const kept: Record<string, string> = {};
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i]!.toLowerCase();
-          if (!VARYING.has(name)) kept[name] = res.rawHeaders[i + 1]!;
-        }
-        resolve({ status: res.statusCode!, headers: kept, body: text });
-      });
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
+import { deploy, envelope, modernHeaders, post, type RawResponse, undeploy } from './mcp-client.js';
 
 /** An answer's JSON-RPC messages: the one JSON body, or each SSE frame's data. */
 function messages(res: RawResponse): Array<Record<string, unknown>> {

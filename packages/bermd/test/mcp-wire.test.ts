@@ -6,44 +6,13 @@
 // bermd's debug log, one line per call, so the comparison is known to be between the two paths.
 // Every test runs twice: with the fast path (the default), and with `--mcp-fast-path false`, where
 // every request goes through the SDK and the same comparisons find the same answers.
-import http from 'node:http';
 import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { connect, deploy, envelope, MODERN, modernHeaders } from './mcp-client.js';
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Headers that name the moment or the length of one answer rather than what it is. */
-const VARYING = new Set(['date', 'content-length', 'transfer-encoding', 'keep-alive']);
-
-function post(base: string, headers: Record<string, string>, body: unknown, method = 'POST', signal?: AbortSignal): Promise<RawResponse> {
-  const url = new URL('/mcp', base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers, signal }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        const kept: Record<string, string> = {};
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i]!.toLowerCase();
-          if (!VARYING.has(name)) kept[name] = res.rawHeaders[i + 1]!;
-        }
-        resolve({ status: res.statusCode!, headers: kept, body: text });
-      });
-    });
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
+import { connect, deploy, envelope, MODERN, modernHeaders, post, type RawResponse } from './mcp-client.js';
 
 /**
  * An SSE body as its frames, each checked to be exactly `event: message` and one `data:` line (what the

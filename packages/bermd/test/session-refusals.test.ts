@@ -6,21 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { pino } from 'pino';
 import { expect, it } from 'vitest';
 import { Principal } from '../dist/auth/index.js';
 import type { SessionRecord, SessionRecords, StoredSession } from '../dist/deploy/index.js';
 import { BermdError } from '../dist/index.js';
-import { buildMcpServer, McpSessions, sessionKey, ToolCatalog, type McpCore, type SessionState } from '../dist/mcp/index.js';
+import { buildMcpServer, McpSessions, sessionKey, type SessionState } from '../dist/mcp/index.js';
+import { quietCore } from './mcp-core.js';
 
-const core: McpCore = {
-  catalog: new ToolCatalog('.'),
-  call: () => Promise.reject(new Error('no tool is called here')),
-  recordUse: () => {},
-  logger: pino({ level: 'silent' }),
-  version: '0.0.0',
-  broadcastEvent: () => {},
-};
+const core = quietCore();
 
 /** Rows in memory, and how many times each key was read. */
 class CountingRecords implements SessionRecords {

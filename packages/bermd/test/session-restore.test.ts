@@ -4,18 +4,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { pino } from 'pino';
 import { expect, it } from 'vitest';
-import { buildMcpServer, restoreInitialized, ToolCatalog, type McpCore } from '../dist/mcp/index.js';
+import { buildMcpServer, restoreInitialized } from '../dist/mcp/index.js';
+import { quietCore } from './mcp-core.js';
 
-const core: McpCore = {
-  catalog: new ToolCatalog('.'),
-  call: () => Promise.reject(new Error('no tool is called here')),
-  recordUse: () => {},
-  logger: pino({ level: 'silent' }),
-  version: '0.0.0',
-  broadcastEvent: () => {},
-};
+const core = quietCore();
 
 it('a rebuilt transport answers its session id over HTTP, refuses another, and its server knows the client', async () => {
   const id = 'a-session-answered-elsewhere';

@@ -1,18 +1,11 @@
 // The 2025 sessions' cap in one process: what McpSessions counts while `initialize`s are being answered.
 // A bermd process under a burst of them is in bounds.test.ts.
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../dist/auth/index.js';
-import { McpSessions, SessionCapError, ToolCatalog, type McpCore } from '../dist/mcp/index.js';
+import { McpSessions, SessionCapError } from '../dist/mcp/index.js';
+import { quietCore } from './mcp-core.js';
 
-const core: McpCore = {
-  catalog: new ToolCatalog('.'),
-  call: () => Promise.reject(new Error('no tool is called here')),
-  recordUse: () => {},
-  logger: pino({ level: 'silent' }),
-  version: '0.0.0',
-  broadcastEvent: () => {},
-};
+const core = quietCore();
 
 describe('McpSessions at its cap', () => {
   it('counts a session from when its initialize is accepted, before the transport gives it an id', async () => {
