@@ -2,6 +2,7 @@
 // a test can await: the 1.x SDK's Client (2025-11-25, what most hosts still embed) and the v2 SDK's
 // Client pinned to 2026-07-28, both over Streamable HTTP; and what a raw 2026-07-28 request carries.
 import http from 'node:http';
+import { expect } from 'vitest';
 import {
   Client as ModernClient,
   type McpSubscription,
@@ -209,4 +210,30 @@ export function post(
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
+}
+
+/**
+ * An SSE body as its frames, each checked to be exactly `event: message` and one `data:` line (what the
+ * SDK's client and every EventSource parser read), with the data parsed: JSON's key order is no part of
+ * what a client sees.
+ */
+export function frames(body: string): Array<Record<string, unknown>> {
+  expect(body.endsWith('\n\n')).toBe(true);
+  return body
+    .slice(0, -2)
+    .split('\n\n')
+    .map((frame) => {
+      const lines = frame.split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toBe('event: message');
+      expect(lines[1]!.startsWith('data: ')).toBe(true);
+      return JSON.parse(lines[1]!.slice('data: '.length)) as Record<string, unknown>;
+    });
+}
+
+/** An answer's JSON-RPC messages: the one JSON body, or each SSE frame's. */
+export function messages(res: RawResponse): Array<Record<string, unknown>> {
+  return res.headers['content-type']?.startsWith('text/event-stream')
+    ? frames(res.body)
+    : [JSON.parse(res.body) as Record<string, unknown>];
 }

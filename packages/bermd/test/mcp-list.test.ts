@@ -7,20 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { deploy, envelope, modernHeaders, post, type RawResponse, undeploy } from './mcp-client.js';
-
-/** An answer's JSON-RPC messages: the one JSON body, or each SSE frame's data. */
-function messages(res: RawResponse): Array<Record<string, unknown>> {
-  if (!res.headers['content-type']?.startsWith('text/event-stream')) return [JSON.parse(res.body) as Record<string, unknown>];
-  return res.body
-    .split('\n\n')
-    .filter((frame) => frame !== '')
-    .map((frame) => {
-      const [event, data] = frame.split('\n');
-      expect(event).toBe('event: message');
-      return JSON.parse(data!.slice('data: '.length)) as Record<string, unknown>;
-    });
-}
+import { deploy, envelope, messages, modernHeaders, post, type RawResponse, undeploy } from './mcp-client.js';
 
 const WAYS = [
   { way: 'with the fast path', args: [], via: 'fast-path' },

@@ -12,31 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPIN_LOG, basicImage, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, sampleManifest } from '../../../test/helpers/harness.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { connect, deploy, envelope, MODERN, modernHeaders, post, type RawResponse } from './mcp-client.js';
-
-/**
- * An SSE body as its frames, each checked to be exactly `event: message` and one `data:` line (what the
- * SDK's client and every EventSource parser read), with the data parsed: JSON's key order is no part of
- * what a client sees.
- */
-function frames(body: string): unknown[] {
-  expect(body.endsWith('\n\n')).toBe(true);
-  return body
-    .slice(0, -2)
-    .split('\n\n')
-    .map((frame) => {
-      const lines = frame.split('\n');
-      expect(lines).toHaveLength(2);
-      expect(lines[0]).toBe('event: message');
-      expect(lines[1]!.startsWith('data: ')).toBe(true);
-      return JSON.parse(lines[1]!.slice('data: '.length)) as unknown;
-    });
-}
-
-/** An answer's JSON-RPC messages: the one JSON body, or each SSE frame's. */
-function messages(res: RawResponse): unknown[] {
-  return res.headers['content-type']?.startsWith('text/event-stream') ? frames(res.body) : [JSON.parse(res.body) as unknown];
-}
+import { connect, deploy, envelope, frames, messages, MODERN, modernHeaders, post } from './mcp-client.js';
 
 const WAYS = [
   { way: 'with the fast path', args: [], via: 'fast-path' },
