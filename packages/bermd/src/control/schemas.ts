@@ -83,6 +83,7 @@ const ROLLBACK_BODY = {
   additionalProperties: false,
   maxProperties: 1,
 } as const;
+// A body is JSON with its own types: the routes' compiler would coerce `"2"` to 2 and fill defaults in.
 const strictAjv = new Ajv({ allErrors: false, strict: true });
 const validRollback = strictAjv.compile<RollbackRequest>(ROLLBACK_BODY);
 

@@ -95,9 +95,11 @@ export class RetainedImages {
     if (removed) await syncDir(dir);
   }
 
-  /** A retained image's bytes, checked against its digest (a file edited by hand is no image of it); null when none. */
+  /**
+   * The bytes of an image the caller found among `name`'s records, checked against its digest (a file
+   * edited by hand is no image of it); null when its file is gone or holds another image.
+   */
   async bytes(name: string, digest: string): Promise<Buffer | null> {
-    if (!(await this.read(name)).some((r) => r.digest === digest)) return null;
     let bytes: Buffer;
     try {
       bytes = await readFile(this.file(name, digest));

@@ -320,8 +320,8 @@ export class DirectoryStore implements HarnessStore {
   }
 
   /** What `name` keeps besides the image it serves, within the policy's bound (a trim a stop cut short reads as done). */
-  private async retainedNow(name: string): Promise<RetainedImage[]> {
-    const served = await this.servedDigest(name);
+  private async retainedNow(name: string, served?: string | null): Promise<RetainedImage[]> {
+    served ??= await this.servedDigest(name);
     const records = (await this.images.read(name)).filter((r) => r.digest !== served);
     return records.slice(0, imagesKept(this.policy, served !== null));
   }
@@ -337,8 +337,9 @@ export class DirectoryStore implements HarnessStore {
   }
 
   private async readRetainedNow(name: string, digest: string): Promise<Buffer | null> {
-    if ((await this.servedDigest(name)) === digest) return this.readImage(name);
-    if (!(await this.retainedNow(name)).some((r) => r.digest === digest)) return null;
+    const served = await this.servedDigest(name);
+    if (served === digest) return this.readImage(name);
+    if (!(await this.retainedNow(name, served)).some((r) => r.digest === digest)) return null;
     return this.images.bytes(name, digest);
   }
 
