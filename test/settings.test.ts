@@ -60,6 +60,11 @@ beforeAll(async () => {
     'oauth-introspection-client': introspectionClient,
     'oauth-page-client': 'berm-page',
     'replica-name': 'replica-a',
+    'otel-exporter-otlp-endpoint': 'http://127.0.0.1:4318',
+    'otel-exporter-otlp-protocol': 'http/json',
+    'otel-service-name': 'bermd-a',
+    'otel-traces-sampler': 'traceidratio',
+    'otel-traces-sampler-arg': '0.5',
   };
 });
 

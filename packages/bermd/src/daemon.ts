@@ -29,7 +29,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS } from './limits.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, type GuestReport, isRunnerError, ToolRunner, type PreparedHarness, type RunnerError } from './runtime/index.js';
 import { uiPlugin } from './ui/index.js';
-import { Telemetry, telemetryDisabled, telemetryRoutes } from './telemetry/index.js';
+import { Telemetry, telemetryDisabled, telemetryRoutes, traceConfig, Tracing } from './telemetry/index.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -43,6 +43,8 @@ export interface Daemon {
   resourceServer?: ResourceServer;
   /** The meter and its readers; undefined when metrics are off (`OTEL_SDK_DISABLED=true`). */
   telemetry?: Telemetry;
+  /** The tracer; undefined when no OTLP endpoint is configured for traces. */
+  tracing?: Tracing;
   /** The metrics listener's app (`--metrics-listen`), serving `/metrics` alone, for `main` to listen with; undefined without the flag. */
   metricsApp?: FastifyInstance;
   /**
@@ -175,6 +177,11 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
         },
       });
   if (telemetry?.otlp !== undefined) logger.info({ otlp: telemetry.otlp }, 'exporting metrics over OTLP');
+  // Only with an endpoint: otherwise no exporter is loaded and every room is handed no tracer.
+  const traces = traceConfig(config, env);
+  const tracing = traces === undefined ? undefined : await Tracing.start(traces, version, (text) => secrets.redact(text));
+  if (traces !== undefined)
+    logger.info({ otlp: traces.origin, protocol: traces.protocol, sampler: traces.sampler }, 'exporting traces over OTLP');
   const metrics = telemetry?.metrics;
   // The runtime takes its limits in its own options' terms; this is the one place they are translated.
   const toolRunner = new ToolRunner({
@@ -262,6 +269,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       servedSyscalls: serve,
       bounds: limits,
       secretAvailable: (secret, harness) => secrets.availableTo(secret, harness),
+      phase: tracing === undefined ? undefined : (name, fn) => tracing.phase(name, fn),
       counters:
         metrics === undefined
           ? undefined
@@ -272,6 +280,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     await egress?.close();
     await store?.close();
     await telemetry?.close();
+    await tracing?.close();
     throw e;
   }
   registry = opened;
@@ -285,6 +294,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     broadcastEvent: (message: EventMessage, from: SessionState) => sessions?.broadcastEvent(message, from),
     keepAliveMs: config.keepAliveMs,
     metrics,
+    tracing,
   };
   const mcpSessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions, store?.sessions);
   sessions = mcpSessions;
@@ -334,6 +344,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   });
   void app.register(controlPlugin, {
     registry: opened,
+    tracing,
     maxImageSize: config.maxImageSize,
     maxEventStreams: config.maxEventStreams,
     keepAliveMs: config.keepAliveMs,
@@ -365,6 +376,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     principals,
     resourceServer,
     telemetry,
+    tracing,
     metricsApp,
     close() {
       closed ??= (async () => {
@@ -392,6 +404,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
         await toolRunner.close();
         await egress?.close();
         await telemetry?.close();
+        await tracing?.close();
       })();
       return closed;
     },

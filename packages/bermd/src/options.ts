@@ -1,3 +1,4 @@
+import { traceConfig, TraceConfigError, type TraceFlags } from './telemetry/index.js';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -218,6 +219,13 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
       if (isBadOption(e)) throw new OptionsError(e.message);
       throw e;
     }
+  }
+  // Traces' settings are read now, so one bermd cannot serve by is refused before it starts.
+  try {
+    traceConfig(plain as TraceFlags, env);
+  } catch (e) {
+    if (e instanceof TraceConfigError) throw new OptionsError(e.message);
+    throw e;
   }
   // Node's HTTP server refuses a head's time longer than the whole request's.
   if ((plain.headersTimeoutMs as number) > (plain.requestTimeoutMs as number))

@@ -4,11 +4,12 @@
  * handler, which answers every failure as `{"error": {...}}`. Listening is the caller's business;
  * what every request passes first (the token) is the app's (app/).
  */
-import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery, type WhoAmI } from '@berm/protocol';
 import { apiErrorOf, drainRejectedBody, needs, refuseScope, replyWithError } from '../app/index.js';
 import { readDeployQuery, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
+import type { Tracing } from '../telemetry/index.js';
 import { addChangeStream } from './events.js';
 import { whoAmI } from './whoami.js';
 import {
@@ -25,6 +26,8 @@ import {
 
 export interface ControlOptions {
   registry: Registry;
+  /** Each request is a SERVER span when set (tracing on); unset, nothing is traced. */
+  tracing?: Tracing;
   /** The largest image a deploy accepts; a larger body gets 413 `image-too-large`. */
   maxImageSize: number;
   /** The most `GET /events` streams open at once; one more gets 503 `event-stream-cap`. `MAX_EVENT_STREAMS` by default. */
@@ -40,8 +43,12 @@ interface NameParams {
   name: string;
 }
 
-export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { registry, maxImageSize, maxEventStreams, keepAliveMs }) => {
+export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (
+  app,
+  { registry, maxImageSize, maxEventStreams, keepAliveMs, tracing },
+) => {
   app.setValidatorCompiler(validatorCompiler);
+  if (tracing !== undefined) traceRequests(app, tracing);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return replyWithError(error, request, reply);
@@ -157,3 +164,24 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
 
   addChangeStream(app, registry, maxEventStreams, keepAliveMs);
 };
+
+/**
+ * Each control request as a SERVER span named by its route's template (`PUT /harnesses/:name`). The
+ * span is current from the handler on (its body read), so a deploy's phases are its children.
+ */
+function traceRequests(app: FastifyInstance, tracing: Tracing): void {
+  const spans = new WeakMap<FastifyRequest, ReturnType<Tracing['httpRequest']>>();
+  app.addHook('onRequest', (request, _reply, done) => {
+    spans.set(request, tracing.httpRequest(request.method, request.routeOptions.url ?? request.url.split('?')[0]!, request.headers));
+    done();
+  });
+  app.addHook('preHandler', (request, _reply, done) => {
+    const span = spans.get(request);
+    if (span === undefined) done();
+    else span.run(done);
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    spans.get(request)?.end(reply.statusCode);
+    done();
+  });
+}

@@ -21,7 +21,12 @@ export interface CheckPolicy {
    * its bindings set one.
    */
   rewrite?: (bytes: Uint8Array, maxMemoryBytes?: number) => Uint8Array;
+  /** Runs each phase of a deploy (`read`, `compile`, `checks`, then the registry's `gate` and `commit`) as a span; unset, they just run. */
+  phase?: DeployPhase;
 }
+
+/** Runs `fn` as the deploy phase `name` (a span when tracing is on). */
+export type DeployPhase = <T>(name: string, fn: () => Promise<T> | T) => Promise<T>;
 
 /** One reason an image is refused; a refusal lists them all and is coded by the first. */
 export interface Problem {
@@ -56,9 +61,10 @@ export async function checkImage(bytes: Uint8Array, policy: CheckPolicy, harness
   if (startsWith(bytes, ELF_MAGIC)) {
     throw new BermdError('not-wasm', 'only wasm images can be deployed: this is an ELF file (inspect and breaks read it, deploy does not)');
   }
+  const phase: DeployPhase = policy.phase ?? (async (_name, fn) => fn());
   let manifest: Manifest;
   try {
-    manifest = Manifest.fromImage(bytes);
+    manifest = await phase('read', () => Manifest.fromImage(bytes));
   } catch (e) {
     if (isManifestError(e)) {
       const where: Record<string, unknown> = { reason: e.code };
@@ -81,11 +87,11 @@ export async function checkImage(bytes: Uint8Array, policy: CheckPolicy, harness
   const compiled = policy.rewrite?.(bytes, harness.maxMemoryBytes) ?? bytes;
   let module: WebAssembly.Module;
   try {
-    module = await WebAssembly.compile(compiled);
+    module = await phase('compile', () => WebAssembly.compile(compiled));
   } catch (e) {
     throw new BermdError('compile-error', `the image does not compile: ${(e as Error).message}`);
   }
-  const problems = abiProblems(bytes, manifest, policy);
+  const problems = await phase('checks', () => abiProblems(bytes, manifest, policy));
   if (problems.length > 0) {
     const first = problems[0]!;
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';

@@ -12,6 +12,7 @@
  * like one made here; a periodic reconciliation, and one after each reconnection, catches what a missed
  * notification would have told.
  */
+import type { DeployPhase } from './checks.js';
 import { hostname } from 'node:os';
 import { Manifest } from '@berm/manifest';
 import type {
@@ -98,6 +99,8 @@ export interface DeployHooks<P = unknown> {
 }
 
 export interface RegistryOptions {
+  /** Runs each phase of a deploy as a span (the daemon's tracer); unset, they just run. */
+  phase?: DeployPhase;
   /** The state directory, where a `DirectoryStore` keeps the set unless `store` is given. */
   stateDir: string;
   /** What that `DirectoryStore` keeps of what each name served before (a given `store` has its own); `DEFAULT_RETENTION` when unset. */
@@ -197,6 +200,7 @@ export class Registry {
   /** Revisions of a shared store that do not load here (logged once), by name: not tried again until the name changes. */
   private readonly refused = new Map<string, string>();
   private readonly policy: AdmissionPolicy;
+  private readonly phase: DeployPhase;
   private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly replica: string;
@@ -221,8 +225,9 @@ export class Registry {
   private constructor(store: HarnessStore, options: RegistryOptions) {
     this.store = store;
     this.logger = options.logger;
+    this.phase = options.phase ?? (async (_name, fn) => fn());
     this.policy = {
-      checks: { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage },
+      checks: { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage, phase: options.phase },
       bounds: options.bounds ?? { ...DEFAULT_LIMITS },
     };
     this.now = options.now ?? (() => new Date());
@@ -397,7 +402,7 @@ export class Registry {
     // An image stored under the name whose manifest does not read was never served: nothing to compare, nothing replaced.
     const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
     if (previous !== null) {
-      const gate = gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs);
+      const gate = await this.phase('gate', () => gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs));
       if (gate.refusing.length > 0 && options.force !== true) {
         this.counters?.gateRefused(action);
         throw breaksCallersError(name, gate, this.breaksWindowMs, action);
@@ -443,7 +448,7 @@ export class Registry {
       reported,
       notices,
     };
-    harness.revision = await tx.save(checked.bytes, metaOf(harness), checked.manifest.data, entry);
+    harness.revision = await this.phase('commit', () => tx.save(checked.bytes, metaOf(harness), checked.manifest.data, entry));
     return { checked, dryRun: false, harness, prepared, reported, notices, replaced, entry };
   }
 

@@ -112,7 +112,14 @@ export class HttpEgress {
     const dispatcher = name === PROXY ? this.proxy! : this.direct;
     const { url } = request;
     const flat: string[] = [];
-    for (const [k, v] of request.headers) flat.push(k, v);
+    const { trace } = call;
+    if (trace === undefined) for (const [k, v] of request.headers) flat.push(k, v);
+    else {
+      // The span bermd sends from is the upstream's parent: a trace header the guest set would name another.
+      const carried = trace.sending(request.method, url);
+      for (const [k, v] of request.headers) if (!(k.toLowerCase() in carried)) flat.push(k, v);
+      for (const [k, v] of Object.entries(carried)) flat.push(k, v);
+    }
     try {
       const response = await dispatcher.request({
         origin: url.origin,
@@ -123,6 +130,7 @@ export class HttpEgress {
         signal: call.signal,
       });
       const answer = await this.read(response, substituted);
+      trace?.answered(answer.status);
       this.logger.debug(
         {
           harness,
@@ -140,6 +148,7 @@ export class HttpEgress {
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       const why = this.secrets.redact(e instanceof Error ? e.message : String(e));
+      trace?.failed(why);
       // undici checks what it is given before it connects: such a request was never sent.
       if (code === 'UND_ERR_INVALID_ARG') return { refused: `${name}: ${why}` };
       const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;

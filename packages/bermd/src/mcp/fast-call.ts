@@ -119,6 +119,9 @@ export const MODERN_META: ReadonlySet<string> = new Set([
   CLIENT_INFO_META_KEY,
   LOG_LEVEL_META_KEY,
   'progressToken',
+  // The W3C trace context 2026-07-28 reserves: read by the tracer before any answerer, nothing to the SDK.
+  'traceparent',
+  'tracestate',
 ]);
 
 /**

@@ -27,7 +27,7 @@ import { INTERNAL_MESSAGE, wireErrorOf } from '../error-table.js';
 import { REFUSED_CODE, refusalMessage, refusedCall } from './access.js';
 import { cancelledIds } from './fast-call.js';
 import { recordRefusal } from './server.js';
-import type { BermdMetrics } from '../telemetry/index.js';
+import type { BermdMetrics, McpRequestTrace } from '../telemetry/index.js';
 import { initOf, SessionCapError, type McpSessions, type Session } from './sessions.js';
 import type { StatelessMcp } from './stateless.js';
 import { type McpAnswerer, type McpExchange, type McpPaths, mcpPaths } from './transport.js';
@@ -106,7 +106,7 @@ function isStream(request: FastifyRequest, route: InboundClassificationOutcome |
 
 export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const { sessions, stateless } = options;
-  const { metrics } = sessions.core;
+  const { metrics, tracing } = sessions.core;
   const { routing, answerers }: McpPaths = mcpPaths(options.fastPath);
   const bodyLimit = options.maxBodySize ?? MAX_MCP_BODY;
   const underWay = new Set<Promise<void>>();
@@ -143,6 +143,21 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     }
 
     if (metrics !== undefined) measure(metrics, body, reply, started);
+    // One boolean when tracing is off: no span, no context.
+    if (tracing === undefined) return serve(request, reply, body, started, undefined);
+    const traced = tracing.mcpRequest(request.headers, body, reply.raw, { address: request.hostname, port: request.port ?? undefined });
+    return traced === undefined
+      ? serve(request, reply, body, started, undefined)
+      : traced.run(() => serve(request, reply, body, started, traced));
+  };
+
+  const serve = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: unknown,
+    started: number,
+    traced: McpRequestTrace | undefined,
+  ): Promise<FastifyReply | undefined> => {
     const route = routing.route(request, body);
     const caller = request.principal;
     let exchange: McpExchange;
@@ -176,6 +191,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           throw wireErrorOf(e, e.message, { cap: e.cap });
         }
       }
+      traced?.session(session.sessionId);
       exchange = {
         generation: 'legacy',
         core: sessions.core,

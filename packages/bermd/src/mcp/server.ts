@@ -30,7 +30,7 @@ import {
 import { ApiError } from '@berm/protocol';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
-import type { BermdMetrics } from '../telemetry/index.js';
+import type { BermdMetrics, Tracing } from '../telemetry/index.js';
 import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
@@ -77,6 +77,8 @@ export interface McpCore {
   keepAliveMs?: number;
   /** Where requests, calls refused before the runtime and sessions are recorded; nothing is when unset (metrics off). */
   metrics?: BermdMetrics;
+  /** Where requests and calls are traced; unset when tracing is off, and then nothing is. */
+  tracing?: Tracing;
 }
 
 /** What a server keeps about its client: for a session, what `logging/setLevel` set; for one 2026 request, what its `_meta` asked. */
@@ -179,6 +181,7 @@ export async function callTool(
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
     caller,
     signal: channel.signal,
+    trace: core.tracing?.callTrace(tool.harness, tool.tool),
     onReport: (report) => {
       switch (report.kind) {
         case 'event': {

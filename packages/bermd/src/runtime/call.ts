@@ -12,6 +12,7 @@
 import type { Entry } from './deployed.js';
 import type { CallError } from './errors.js';
 import type { FairQueue, Turn } from './fair-queue.js';
+import type { HostTrace } from './http-fetch.js';
 import type { WorkerPool } from './pool.js';
 import { type SignalLike, Stop } from './stop.js';
 import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
@@ -26,6 +27,26 @@ export interface Caller {
   mayCall(harness: string): boolean;
 }
 
+/**
+ * What a traced call tells as it goes (telemetry/ implements it, made when the call is). Times are epoch
+ * milliseconds; those of the guest's instances and nested calls are the worker's, posted back, since a
+ * worker shares no trace context with the main thread. A call without one does no tracing work at all.
+ */
+export interface CallTrace {
+  /** It got a worker at `at`, having waited since the trace was made. */
+  started(at: number): void;
+  /** An instance of `harness` was made for `tool` at `depth` (0: the called tool) between `from` and `to`. */
+  instantiated(harness: string, tool: string, depth: number, from: number, to: number): void;
+  /** A `berm.call` at `depth` of `harness`'s `tool` began at `at`. */
+  entered(harness: string, tool: string, depth: number, at: number): void;
+  /** The `berm.call` at `depth` ended at `at`, with its error's code when it failed. */
+  left(depth: number, at: number, error?: string): void;
+  /** A host call made now by the innermost call running: how its service traces what it sends. */
+  host(name: string): HostTrace;
+  /** The call ended, with its error when it failed. */
+  ended(error?: CallError): void;
+}
+
 export interface CallOptions {
   /** The principal the call is made for; a call without one is the daemon's own, and may reach any harness. */
   caller?: Caller;
@@ -33,6 +54,8 @@ export interface CallOptions {
   signal?: SignalLike;
   /** Called with this call's reports (its chain's accepted logs and events), after the runner's `onReport` (e.g. to notify the requesting session). */
   onReport?: (report: GuestReport) => void;
+  /** Where a traced call tells what it does; unset (tracing off), the call makes no span and no message for one. */
+  trace?: CallTrace;
 }
 
 /** What one call ran: the tools (the called one and every nested call that started) and accepted events. */
@@ -130,6 +153,7 @@ export class Call {
       args,
       programs,
       limits: { maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
+      traced: options.trace === undefined ? undefined : true,
       // The worker runs the whole chain on its own thread and cannot ask the caller, so what it may not
       // reach travels with the task; a harness that does not import berm.call reaches nothing.
       barred: entry.callsOthers ? barredOf(programs, options.caller) : undefined,
@@ -257,6 +281,7 @@ export class Call {
   /** Its turn has come: false (and it is settled) when it stopped meanwhile. */
   private begin(): boolean {
     this.started = performance.now();
+    this.options.trace?.started(performance.timeOrigin + this.started);
     if (!this.stop.aborted) return true;
     this.settle(undefined);
     return false;

@@ -102,6 +102,8 @@ export class Chain implements CallChain {
   private readonly programs: Map<string, LoadedProgram>;
   private readonly barred: Barred | undefined;
   private readonly send: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
+  /** The call is traced: its instances' and nested calls' times are posted (only then: an untraced call posts nothing more). */
+  private readonly traced: boolean;
 
   constructor(
     callId: number,
@@ -109,8 +111,10 @@ export class Chain implements CallChain {
     limits: TaskLimits,
     send: (message: WorkerMessage, transfer?: TransferListItem[]) => void,
     barred?: Barred,
+    traced = false,
   ) {
     this.callId = callId;
+    this.traced = traced;
     this.limits = limits;
     this.send = send;
     this.barred = barred;
@@ -157,8 +161,22 @@ export class Chain implements CallChain {
 
   /** Runs `tool` of `program` in a fresh instance. Never throws: every failure is an outcome. */
   invoke(program: LoadedProgram, tool: string, args: string, depth: number): GuestOutcome {
+    if (!this.traced) {
+      if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth });
+      return this.run(program, tool, args, depth);
+    }
+    // The worker's clock as epoch milliseconds, which the main thread's spans read alike.
+    if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth, at: performance.timeOrigin + performance.now() });
+    const outcome = this.run(program, tool, args, depth);
+    if (depth > 0) {
+      const at = performance.timeOrigin + performance.now();
+      this.post('error' in outcome ? { kind: 'left', depth, at, error: outcome.error.code } : { kind: 'left', depth, at });
+    }
+    return outcome;
+  }
+
+  private run(program: LoadedProgram, tool: string, args: string, depth: number): GuestOutcome {
     const label = `${program.name}.${tool}`;
-    if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth });
     let port: GuestPort | undefined;
     const imports: Record<string, Record<string, unknown>> = {};
     for (const imp of program.facts.imports) {
@@ -173,11 +191,14 @@ export class Chain implements CallChain {
       };
     }
     let instance: WebAssembly.Instance;
+    const from = this.traced ? performance.timeOrigin + performance.now() : 0;
     try {
       instance = new WebAssembly.Instance(program.payload.module, imports);
     } catch (e) {
       return this.fault(e, `${label} could not be instantiated`, port);
     }
+    if (this.traced)
+      this.post({ kind: 'instantiated', harness: program.name, tool, depth, from, to: performance.timeOrigin + performance.now() });
     const { memory, berm_alloc: alloc } = instance.exports;
     const entry = instance.exports[`berm_tool_${tool}`];
     if (!(memory instanceof WebAssembly.Memory)) return failure('bad-module', `${program.name} does not export its memory as "memory"`);

@@ -47,6 +47,16 @@ export function answerWorker(reply: MessagePort, flag: Int32Array, envelope: Hos
   }
 }
 
+/** How a host service traces the request it sends for a traced call (telemetry/ implements it). */
+export interface HostTrace {
+  /** The request goes to `url` with `method` now: the headers that carry the trace to it (none when it is not sampled). */
+  sending(method: string, url: URL): Record<string, string>;
+  /** It was answered with `status`. */
+  answered(status: number): void;
+  /** It failed: `message` says why, without secrets. */
+  failed(message: string): void;
+}
+
 /** One forwarded host call, as the main thread's service for it sees it. */
 export interface HostServiceCall {
   /** The host call's dotted name. */
@@ -67,6 +77,8 @@ export interface HostServiceCall {
   request: unknown;
   /** Aborted when the call ends before the service answers: its time limit, its caller cancelling, the runner closing. */
   signal: AbortSignal;
+  /** Set when the call is traced: what the service sends is a span of it. */
+  trace?: HostTrace;
 }
 
 /** Serves one forwarded host call; a rejection is answered as `{"failed": message}`. */

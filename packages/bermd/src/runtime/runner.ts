@@ -231,6 +231,7 @@ export class ToolRunner {
       call.end();
       this.calls.delete(call.id);
     }
+    options.trace?.ended('error' in outcome ? outcome.error : undefined);
     if (this.onCallEnd !== undefined) {
       const timing = call.timing();
       this.onCallEnd(harness, tool, 'error' in outcome ? outcome.error.code : undefined, timing.waited, timing.ran);
@@ -316,6 +317,7 @@ export class ToolRunner {
         context: owner?.context,
         request: message.request,
         signal: call.stop.signal,
+        trace: call.options.trace?.host(name),
       });
     } catch (e) {
       answered = Promise.reject(e);
@@ -337,6 +339,13 @@ export class ToolRunner {
         break;
       case 'reach':
         call?.reach(message.harness, message.tool);
+        if (message.at !== undefined) call?.options.trace?.entered(message.harness, message.tool, message.depth, message.at);
+        break;
+      case 'instantiated':
+        call?.options.trace?.instantiated(message.harness, message.tool, message.depth, message.from, message.to);
+        break;
+      case 'left':
+        call?.options.trace?.left(message.depth, message.at, message.error);
         break;
       case 'log':
         this.report(call, message);

@@ -47,6 +47,8 @@ export interface Task {
   programs: ProgramPayload[];
   limits: TaskLimits;
   barred: Barred | undefined;
+  /** The call is traced: the worker posts when each instance was made and each nested call ended (`WorkerMessage`). */
+  traced?: true;
 }
 
 export type GuestOutcome = { ok: unknown } | { error: CallError };
@@ -69,7 +71,11 @@ export type ReportMessage = GuestReport & { callId: number };
 
 /** Posted by a worker to the main thread while a task runs, before its result (the pool's `onMessage`). */
 export type WorkerMessage =
-  | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number }
+  | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number; at?: number }
+  /** A traced call's instance of `harness` was made between `from` and `to` (epoch ms, this thread's clock). */
+  | { callId: number; kind: 'instantiated'; harness: string; tool: string; depth: number; from: number; to: number }
+  /** A traced call's nested call at `depth` ended at `at`, with the code of its error if it failed. */
+  | { callId: number; kind: 'left'; depth: number; at: number; error?: string }
   /** The call's budget of log and event bytes is spent: what it sends from now on is refused. */
   | { callId: number; kind: 'spent'; budget: number }
   | ReportMessage

@@ -8,6 +8,6 @@ import { serveTasks } from './pool.js';
 import type { Task, TaskResult } from './worker-messages.js';
 
 serveTasks<Task, TaskResult>((task, post) => {
-  const chain = new Chain(task.callId, task.programs, task.limits, post, task.barred);
+  const chain = new Chain(task.callId, task.programs, task.limits, post, task.barred, task.traced === true);
   return { outcome: chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0) };
 });

@@ -1,0 +1,490 @@
+/**
+ * bermd's tracer: a provider beside the meter's, made only when an endpoint is configured (trace-config.ts),
+ * its exporter loaded then and not before. The rooms record through what this hands them (an MCP
+ * request's span, a call's trace, a host call's, a route's, a deploy's phases), never the SDK; where
+ * tracing is off they are handed nothing, and test that once.
+ *
+ * Names and attributes are the OpenTelemetry semantic conventions': MCP's for `/mcp` (the registry's `mcp.*`
+ * and `gen_ai.*` are still in development, so their names are spelt here rather than imported from the
+ * conventions' incubating entry point, as that package advises), HTTP's for the control API and for what a
+ * guest sends. What bermd adds under a tool call is its own: `bermd.queue`, `bermd.run`, `bermd.instantiate`,
+ * `berm.call`.
+ */
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import {
+  type Attributes,
+  type Context,
+  context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  type SpanExporter,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_NETWORK_TRANSPORT,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  ATTR_URL_FULL,
+} from '@opentelemetry/semantic-conventions';
+import type { TraceConfig } from './trace-config.js';
+
+const MCP_METHOD = 'mcp.method.name';
+const MCP_SESSION = 'mcp.session.id';
+const MCP_VERSION = 'mcp.protocol.version';
+const RPC_ID = 'jsonrpc.request.id';
+const TOOL_NAME = 'gen_ai.tool.name';
+const OPERATION = 'gen_ai.operation.name';
+const TOOL_ARGUMENTS = 'gen_ai.tool.call.arguments';
+const TOOL_RESULT = 'gen_ai.tool.call.result';
+/** 2026-07-28 carries the protocol version in every request's `_meta`. */
+const VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+/** The most of an answer read back for its error: a larger one is a result, not an error object. */
+const MAX_READ_BACK = 4 * 1024 * 1024;
+
+const propagator = new W3CTraceContextPropagator();
+let contextManager: AsyncLocalStorageContextManager | undefined;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function samplerOf(config: TraceConfig): Sampler {
+  switch (config.sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(config.ratio);
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.ratio) });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** The exporter of `config.protocol`, its package imported now: a bermd without traces never loads one. */
+async function exporterOf(config: TraceConfig): Promise<SpanExporter> {
+  if (config.protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter({ url: config.url });
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter({ url: config.url });
+}
+
+/** A URL as a span records it: no credentials, and each query value replaced, as the HTTP conventions advise. */
+export function recordedUrl(url: URL): string {
+  const shown = new URL(url.href);
+  shown.username = '';
+  shown.password = '';
+  shown.hash = '';
+  if (shown.search !== '') {
+    const keys = [...shown.searchParams.keys()];
+    shown.search = keys.map((k) => `${encodeURIComponent(k)}=REDACTED`).join('&');
+  }
+  return shown.href;
+}
+
+/** The trace context a request carries: in its `params._meta` (which wins) or in its HTTP headers. */
+function parentOf(headers: IncomingHttpHeaders, meta: unknown): Context {
+  if (isObject(meta) && typeof meta.traceparent === 'string') {
+    const carrier: Record<string, string> = { traceparent: meta.traceparent };
+    if (typeof meta.tracestate === 'string') carrier.tracestate = meta.tracestate;
+    return propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+  }
+  if (headers.traceparent === undefined) return ROOT_CONTEXT;
+  return propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+}
+
+/** The JSON-RPC messages of an answer: its JSON body, or the `data:` lines of its SSE frames. */
+function messagesOf(text: string, type: string): unknown[] {
+  const out: unknown[] = [];
+  const read = (json: string) => {
+    try {
+      const value: unknown = JSON.parse(json);
+      if (Array.isArray(value)) out.push(...value);
+      else out.push(value);
+    } catch {
+      // Not a message: a keep-alive comment's neighbour, or a frame cut short.
+    }
+  };
+  if (type.includes('text/event-stream')) {
+    for (const line of text.split('\n')) if (line.startsWith('data:')) read(line.slice(5).trim());
+  } else read(text);
+  return out;
+}
+
+/** One MCP request's SERVER span, as the `/mcp` plugin holds it. */
+export interface McpRequestTrace {
+  /** Runs `fn` with this span current, so what it calls (a tool call) makes its children. */
+  run<T>(fn: () => T): T;
+  /** The 2025 session the request belongs to, once known. */
+  session(id: string | undefined): void;
+}
+
+export class Tracing {
+  readonly config: TraceConfig;
+  private readonly provider: BasicTracerProvider;
+  private readonly tracer: Tracer;
+  private readonly redact: (text: string) => string;
+
+  private constructor(config: TraceConfig, provider: BasicTracerProvider, version: string, redact: (text: string) => string) {
+    this.config = config;
+    this.provider = provider;
+    this.tracer = provider.getTracer('bermd', version);
+    this.redact = redact;
+  }
+
+  /**
+   * The tracer `config` asks for, its exporter loaded, and the context manager that carries a span across
+   * `await`s made the process's (once: every tracer of the process shares it). `redact` hides secret values
+   * in text a span records.
+   */
+  static async start(config: TraceConfig, version: string, redact: (text: string) => string): Promise<Tracing> {
+    const exporter = await exporterOf(config);
+    const provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ ...config.resource, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version }),
+      sampler: samplerOf(config),
+      spanProcessors: [
+        new BatchSpanProcessor(exporter, config.scheduleDelayMs === undefined ? {} : { scheduledDelayMillis: config.scheduleDelayMs }),
+      ],
+    });
+    if (contextManager === undefined) {
+      contextManager = new AsyncLocalStorageContextManager().enable();
+      context.setGlobalContextManager(contextManager);
+    }
+    return new Tracing(config, provider, version, redact);
+  }
+
+  /**
+   * The SERVER span of one JSON-RPC request on `/mcp` (`body` a request: a method and an id; anything else,
+   * a notification or a batch, undefined). It ends when `res` is sent, its `error.type` read from the answer.
+   */
+  mcpRequest(
+    headers: IncomingHttpHeaders,
+    body: unknown,
+    res: ServerResponse,
+    host: { address?: string; port?: number },
+  ): McpRequestTrace | undefined {
+    if (!isObject(body) || typeof body.method !== 'string' || (typeof body.id !== 'string' && typeof body.id !== 'number'))
+      return undefined;
+    const { method, id } = body;
+    const params = isObject(body.params) ? body.params : {};
+    const meta = params._meta;
+    const tool = method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
+    const attributes: Attributes = { [MCP_METHOD]: method, [RPC_ID]: String(id), [ATTR_NETWORK_TRANSPORT]: 'tcp' };
+    if (host.address !== undefined) attributes[ATTR_SERVER_ADDRESS] = host.address;
+    if (host.port !== undefined) attributes[ATTR_SERVER_PORT] = host.port;
+    const version =
+      (isObject(meta) && typeof meta[VERSION_META] === 'string' ? meta[VERSION_META] : undefined) ??
+      (typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : undefined) ??
+      (method === 'initialize' && typeof params.protocolVersion === 'string' ? params.protocolVersion : undefined);
+    if (version !== undefined) attributes[MCP_VERSION] = version;
+    if (tool !== undefined) {
+      attributes[TOOL_NAME] = tool;
+      attributes[OPERATION] = 'execute_tool';
+      if (this.config.recordContent && params.arguments !== undefined)
+        attributes[TOOL_ARGUMENTS] = this.redact(JSON.stringify(params.arguments));
+    }
+    const parent = parentOf(headers, meta);
+    const span = this.tracer.startSpan(tool === undefined ? method : `${method} ${tool}`, { kind: SpanKind.SERVER, attributes }, parent);
+    const ctx = trace.setSpan(parent, span);
+    this.readBack(res, (status, text, type) => this.endMcp(span, id, status, text, type, tool !== undefined));
+    return {
+      run: (fn) => context.with(ctx, fn),
+      session: (sessionId) => {
+        if (sessionId !== undefined) span.setAttribute(MCP_SESSION, sessionId);
+      },
+    };
+  }
+
+  /** What a tool call made now, in the current context (an MCP request's span), tells its trace through. */
+  callTrace(harness: string, tool: string): CallSpans {
+    return new CallSpans(this.tracer, context.active(), harness, tool, this.redact);
+  }
+
+  /** Runs `fn` as the phase `name` of the current deploy (a child of the current span). */
+  async phase<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    return this.tracer.startActiveSpan(`bermd.deploy.${name}`, async (span) => {
+      try {
+        return await fn();
+      } catch (e) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(e instanceof Error ? e.message : String(e)) });
+        const code = (e as { code?: unknown }).code;
+        span.setAttribute(ATTR_ERROR_TYPE, typeof code === 'string' ? code : 'error');
+        throw e;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  /**
+   * The SERVER span of one control-API request: `route` its template (`/harnesses/:name`), started from
+   * the request's `traceparent`. Answers the context its handler runs in and how to end it.
+   */
+  httpRequest(method: string, route: string, headers: IncomingHttpHeaders): { run<T>(fn: () => T): T; end(status: number): void } {
+    const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+    const span = this.tracer.startSpan(
+      `${method} ${route}`,
+      { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_HTTP_ROUTE]: route } },
+      parent,
+    );
+    const ctx = trace.setSpan(parent, span);
+    return {
+      run: (fn) => context.with(ctx, fn),
+      end(status) {
+        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+        if (status >= 500) {
+          span.setAttribute(ATTR_ERROR_TYPE, String(status));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end();
+      },
+    };
+  }
+
+  /** Sends the spans still held and stops. */
+  async close(): Promise<void> {
+    await this.provider.shutdown().catch(() => {});
+  }
+
+  /** Calls `done` once `res` is sent (or cut), with its status and what was written of its body, up to a bound. */
+  private readBack(res: ServerResponse, done: (status: number, text: string, type: string) => void): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const keep = (chunk: unknown, encoding?: unknown) => {
+      if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK) return;
+      const buffer = Buffer.isBuffer(chunk)
+        ? chunk
+        : typeof chunk === 'string'
+          ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+          : Buffer.from(chunk as Uint8Array);
+      size += buffer.length;
+      chunks.push(buffer);
+    };
+    const write = res.write;
+    const end = res.end;
+    res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+      keep(chunk, rest[0]);
+      return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as ServerResponse['write'];
+    res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+      keep(chunk, rest[0]);
+      return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    } as ServerResponse['end'];
+    let ended = false;
+    const finish = () => {
+      if (ended) return;
+      ended = true;
+      const type = String(res.getHeader('content-type') ?? '');
+      done(res.statusCode, size > MAX_READ_BACK ? '' : Buffer.concat(chunks).toString('utf8'), type);
+    };
+    res.once('finish', finish);
+    res.once('close', finish);
+  }
+
+  private endMcp(span: Span, id: string | number, status: number, text: string, type: string, isCall: boolean): void {
+    let errorType: string | undefined;
+    let message: string | undefined;
+    for (const m of messagesOf(text, type)) {
+      if (!isObject(m) || m.id !== id) continue;
+      if (isObject(m.error)) {
+        errorType = String(m.error.code);
+        if (typeof m.error.message === 'string') message = m.error.message;
+      } else if (isObject(m.result)) {
+        if (isCall && m.result.isError === true) {
+          errorType = 'tool_error';
+          const first = Array.isArray(m.result.content) ? m.result.content[0] : undefined;
+          if (isObject(first) && typeof first.text === 'string') message = first.text;
+        }
+        if (isCall && this.config.recordContent) span.setAttribute(TOOL_RESULT, this.redact(JSON.stringify(m.result)));
+      }
+    }
+    if (errorType === undefined && status >= 400) errorType = String(status);
+    if (errorType !== undefined) {
+      span.setAttribute(ATTR_ERROR_TYPE, errorType);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: message === undefined ? undefined : this.redact(message) });
+    }
+    span.end();
+  }
+}
+
+/**
+ * One tool call's spans under its request's: the wait for a worker (`bermd.queue`), the run on it
+ * (`bermd.run`), each instance made (`bermd.instantiate`), each nested `berm.call`, and each HTTP request
+ * a guest sends (a CLIENT span, whose context goes to the upstream). The worker's times come back in its
+ * messages, so these are made on the main thread, in order, with the worker's clock.
+ */
+export class CallSpans {
+  private readonly made = Date.now();
+  private run?: Span;
+  /** The nested calls open now, innermost last; the run's context below them. */
+  private readonly open: Array<{ span: Span; ctx: Context }> = [];
+  private runCtx: Context;
+
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly parent: Context,
+    private readonly harness: string,
+    private readonly tool: string,
+    private readonly redact: (text: string) => string,
+  ) {
+    this.runCtx = parent;
+  }
+
+  started(at: number): void {
+    this.tracer.startSpan('bermd.queue', { startTime: this.made, attributes: { 'berm.harness': this.harness } }, this.parent).end(at);
+    this.run = this.tracer.startSpan(
+      `bermd.run ${this.harness}.${this.tool}`,
+      { startTime: at, attributes: { 'berm.harness': this.harness, 'berm.tool': this.tool } },
+      this.parent,
+    );
+    this.runCtx = trace.setSpan(this.parent, this.run);
+  }
+
+  instantiated(harness: string, tool: string, depth: number, from: number, to: number): void {
+    this.tracer
+      .startSpan(
+        'bermd.instantiate',
+        { startTime: from, attributes: { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth } },
+        this.current(),
+      )
+      .end(to);
+  }
+
+  entered(harness: string, tool: string, depth: number, at: number): void {
+    const span = this.tracer.startSpan(
+      `berm.call ${harness}.${tool}`,
+      { startTime: at, attributes: { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth } },
+      this.current(),
+    );
+    this.open.push({ span, ctx: trace.setSpan(this.current(), span) });
+  }
+
+  left(_depth: number, at: number, error?: string): void {
+    const top = this.open.pop();
+    if (top === undefined) return;
+    if (error !== undefined) {
+      top.span.setAttribute(ATTR_ERROR_TYPE, error);
+      top.span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    top.span.end(at);
+  }
+
+  host(name: string): HostSpan {
+    return new HostSpan(this.tracer, this.current(), name, this.redact);
+  }
+
+  ended(error?: { code: string; message: string }): void {
+    if (this.run === undefined) {
+      // It never got a worker: its wait is all there is.
+      const wait = this.tracer.startSpan(
+        'bermd.queue',
+        { startTime: this.made, attributes: { 'berm.harness': this.harness } },
+        this.parent,
+      );
+      if (error !== undefined) {
+        wait.setAttribute(ATTR_ERROR_TYPE, error.code);
+        wait.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(error.message) });
+      }
+      wait.end();
+      return;
+    }
+    // A worker stopped under a nested call (its time limit) never said it left.
+    for (let top = this.open.pop(); top !== undefined; top = this.open.pop()) top.span.end();
+    if (error !== undefined) {
+      this.run.setAttribute(ATTR_ERROR_TYPE, error.code);
+      this.run.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(error.message) });
+    }
+    this.run.end();
+  }
+
+  private current(): Context {
+    return this.open.length === 0 ? this.runCtx : this.open[this.open.length - 1]!.ctx;
+  }
+}
+
+/** A guest's HTTP request as a CLIENT span in the HTTP conventions, whose context the request carries. */
+export class HostSpan {
+  private span?: Span;
+
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly parent: Context,
+    private readonly name: string,
+    private readonly redact: (text: string) => string,
+  ) {}
+
+  sending(method: string, url: URL): Record<string, string> {
+    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    this.span = this.tracer.startSpan(
+      method,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          [ATTR_HTTP_REQUEST_METHOD]: method,
+          [ATTR_SERVER_ADDRESS]: url.hostname,
+          [ATTR_SERVER_PORT]: port,
+          [ATTR_URL_FULL]: this.redact(recordedUrl(url)),
+          'berm.syscall': this.name,
+        },
+      },
+      this.parent,
+    );
+    const headers: Record<string, string> = {};
+    propagator.inject(trace.setSpan(this.parent, this.span), headers, defaultTextMapSetter);
+    return headers;
+  }
+
+  answered(status: number): void {
+    if (this.span === undefined) return;
+    this.span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    if (status >= 400) {
+      this.span.setAttribute(ATTR_ERROR_TYPE, String(status));
+      this.span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    this.span.end();
+  }
+
+  failed(message: string): void {
+    if (this.span === undefined) return;
+    this.span.setAttribute(ATTR_ERROR_TYPE, 'request_failed');
+    this.span.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(message) });
+    this.span.end();
+  }
+}
+
+/** The current span's ids for a log line (pino's `mixin`), when a span is current; nothing otherwise. */
+export function traceLogFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getSpan(context.active());
+  if (span === undefined) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
