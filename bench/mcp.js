@@ -8,6 +8,7 @@
 // Also: what instantiating a guest costs per call, what one level of berm.call adds, and what knowing who
 // calls costs: the same calls to a bermd without auth, with a static token (--access) and verifying a JWT
 // access token on every request (--oauth-issuer, against a stand-in authorization server in this process).
+// Last, what telemetry costs: metrics, and tracing fully sampled, against telemetry off (lib/telemetry-cost.js).
 // Build first: npm run build. Run: node bench/mcp.js
 // BENCH_ARGS adds bermd flags to every daemon it starts (e.g. "--max-concurrency 2").
 import { createHash, randomBytes } from 'node:crypto';
@@ -19,6 +20,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { CHAIN_WAT, ECHO_WAT, image, wat2wasm } from './lib/guests.js';
 import { closeAgent, put, session, startBermd, startServer } from './lib/daemon.js';
 import { MODERN, measure, ROUNDS, repeat, repeatEach, stateless } from './lib/mcp.js';
+import { printTelemetryCost, telemetryCost } from './lib/telemetry-cost.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -209,6 +211,9 @@ authServer.close();
 await rm(accessFile, { force: true });
 rows.push(...Object.keys(auths).map((key) => byAuth[key]));
 
+// 5. Telemetry: off, metrics, tracing fully sampled.
+const telemetry = await telemetryCost({ calls: CALLS, concurrency: CONCURRENCY, extraArgs: EXTRA });
+
 const ms = (v) => `${v.toFixed(3)} ms`.padStart(10);
 console.log(
   `node ${process.version}, best of ${ROUNDS} rounds, ${CALLS} calls, raw JSON-RPC POSTs on keep-alive sockets, bermd at --log-level warn\n`,
@@ -264,4 +269,6 @@ console.log(
 );
 console.log(`instantiate + call:                      ${instantiation.perCallUs.toFixed(1)} µs per call`);
 console.log(`one berm.call level (p50 slope):         ${(perLevelMs * 1000).toFixed(0)} µs`);
+console.log('');
+printTelemetryCost(telemetry);
 closeAgent();

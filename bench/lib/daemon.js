@@ -123,8 +123,8 @@ process.once('exit', () => {
 });
 
 /** Spawns `node ...args` and resolves, once it prints the URL `pattern` captures, with a handle that stops it. */
-export async function startServer(args, pattern) {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServer(args, pattern, env = process.env) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let err = '';
@@ -171,15 +171,16 @@ export async function startServer(args, pattern) {
 
 /**
  * A bermd on an ephemeral loopback port, at --log-level warn unless `args` say otherwise, on a state
- * directory of its own or on the PostgreSQL database `store` names.
+ * directory of its own or on the PostgreSQL database `store` names, with `env` for its environment (this process's by default).
  */
-export async function startBermd(args = [], { probe = false, store } = {}) {
+export async function startBermd(args = [], { probe = false, store, env } = {}) {
   const state = store === undefined ? await mkdtemp(join(tmpdir(), 'berm-bench-')) : undefined;
   const node = probe ? ['--expose-gc', '--import', PROBE] : [];
   const where = state === undefined ? ['--store', store] : ['--state', state];
   const server = await startServer(
     [...node, BERMD, '--listen', '127.0.0.1:0', ...where, '--log-level', 'warn', ...args],
     /bermd listening on (http:\/\/\S+) /,
+    env,
   );
   return {
     ...server,
