@@ -153,7 +153,13 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const egress =
     serve.length === 0
       ? undefined
-      : new HttpEgress({ secrets, logger, maxBodyBytes: config.httpMaxBodyBytes, resolve: config.resolve, httpProxy: config.httpProxy });
+      : await HttpEgress.create({
+          secrets,
+          logger,
+          maxBodyBytes: config.httpMaxBodyBytes,
+          resolve: config.resolve,
+          httpProxy: config.httpProxy,
+        });
   const { limits } = config;
   const version = readVersion();
   // What the gauges read, from parts made below; a scrape or an export before they are (the store's
@@ -165,7 +171,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const env = config.env ?? process.env;
   const telemetry = telemetryDisabled(env)
     ? undefined
-    : new Telemetry({
+    : await Telemetry.create({
         version,
         env,
         sources: {

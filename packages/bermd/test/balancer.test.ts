@@ -1,6 +1,7 @@
-// Two bermd replicas on one PostgreSQL database behind Debian's HAProxy in plain round robin, no affinity:
-// a 2025-era MCP session opened through one replica is served by either (each request may reach the other),
-// its stream carries list changes made through either, and a replica stopped mid-run loses it nothing. A
+// Three bermd replicas on one PostgreSQL database behind Debian's HAProxy in plain round robin, no affinity:
+// a 2025-era MCP session opened through one replica is served by any (each request may reach another), its
+// stream carries list changes made through any, a replica stopped mid-run loses it nothing, and a replica
+// started after it was opened, added to the balancer then, serves it as well. A
 // forged, altered, expired or other principal's session id is refused 404, a DELETE ends it everywhere, and
 // a cancel sent to one replica stops the call running on the other.
 // Real processes, real HTTP, the MCP SDK 1.x client.
@@ -11,13 +12,14 @@ import { sessionKey } from '../dist/mcp/index.js';
 import { SPIN_LOG, relayImage } from '../../../test/helpers/guest.js';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { bearer, writeAccess } from './access.js';
-import { removeDir, tempDir, type RunningDaemon } from './daemon.js';
+import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { type Balancer, describeHaproxy, startHaproxy } from './haproxy.js';
 import { connect, deploy, type McpConnection, valueOf } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
 import { NO_RECONCILIATION, startReplicas, stopAll, until, within } from './replicas.js';
 
-const CALLS = 50;
+/** The SDK session's 200 calls: across the three replicas, while one stops, and once a late one has joined. */
+const CALLS = { spread: 100, stopping: 50, late: 50 };
 
 /** A raw 2025 request to `/mcp` at `base`: its status, and the session id it answered with. */
 async function post(base: string, token: string, body: unknown, session?: string): Promise<{ status: number; session: string | null }> {
@@ -58,11 +60,12 @@ function callsOn(d: RunningDaemon, session: string): number {
 }
 
 describeHaproxy('a plain round-robin balancer', () => {
-  describePostgres('in front of two bermd replicas on one PostgreSQL database', { timeout: 120_000 }, () => {
+  describePostgres('in front of three bermd replicas on one PostgreSQL database', { timeout: 180_000 }, () => {
     let db: string;
     let dir: string;
     let tokens: Record<string, string>;
     let replicas: RunningDaemon[];
+    let replicaArgs: string[];
     let balancer: Balancer;
     const connections: McpConnection[] = [];
 
@@ -75,9 +78,8 @@ describeHaproxy('a plain round-robin balancer', () => {
       ]);
       tokens = access.tokens;
       // A call's time limit far beyond any wait here: a call that ends, ends because it was cancelled.
-      replicas = await startReplicas(2, db, {
-        args: [...NO_RECONCILIATION, '--access', access.file, '--log-level', 'debug', '--call-timeout', '10m'],
-      });
+      replicaArgs = [...NO_RECONCILIATION, '--access', access.file, '--log-level', 'debug', '--call-timeout', '10m'];
+      replicas = await startReplicas(3, db, { args: replicaArgs });
       balancer = await startHaproxy(replicas.map((d) => d.port));
       await deploy(replicas[0]!.url, 'h', await harnessImage(manifestWithTools(['echo'])), bearer(tokens.alice!));
     });
@@ -153,20 +155,21 @@ describeHaproxy('a plain round-robin balancer', () => {
       expect(b.log().some((e) => e.msg === 'call cancelled by its caller' && e.harness === 'spinner')).toBe(false);
     });
 
-    it('serves one SDK session from both replicas, carries list changes, and loses nothing when one stops', async () => {
+    it('serves one SDK session from every replica, a late one too, carries list changes, and loses nothing when one stops', async () => {
+      const [a, b, c] = replicas as [RunningDaemon, RunningDaemon, RunningDaemon];
+      if (alive().length !== 3) throw new Error('this test needs the three replicas it started with');
       const conn = await connect(balancer.url, bearer(tokens.alice!));
       connections.push(conn);
       const id = conn.transport.sessionId!;
+      const call = async (query: string): Promise<void> => {
+        const result = (await conn.client.callTool({ name: 'h.echo', arguments: { query } })) as CallToolResult;
+        expect(valueOf(result)).toEqual({ query });
+      };
       expect((await conn.client.listTools()).tools.map((t) => t.name)).toContain('h.echo');
-      for (let i = 0; i < CALLS; i++) {
-        const result = (await conn.client.callTool({ name: 'h.echo', arguments: { query: `q${i}` } })) as CallToolResult;
-        expect(valueOf(result)).toEqual({ query: `q${i}` });
-      }
+      for (let i = 0; i < CALLS.spread; i++) await call(`q${i}`);
       // Round robin: each replica answered a share of the calls.
-      const [a, b] = replicas as [RunningDaemon, RunningDaemon];
-      await until('every call logged', async () => (callsOn(a, id) + callsOn(b, id) === CALLS ? true : undefined));
-      expect(callsOn(a, id)).toBeGreaterThanOrEqual(CALLS / 5);
-      expect(callsOn(b, id)).toBeGreaterThanOrEqual(CALLS / 5);
+      await until('every call logged', async () => (callsOn(a, id) + callsOn(b, id) + callsOn(c, id) === CALLS.spread ? true : undefined));
+      for (const d of [a, b, c]) expect(callsOn(d, id)).toBeGreaterThanOrEqual(CALLS.spread / 10);
 
       // A deploy through one replica reaches the stream, wherever it is open.
       await until('the stream open', async () =>
@@ -184,19 +187,28 @@ describeHaproxy('a plain round-robin balancer', () => {
         })(),
       );
 
-      // One replica stops in the middle of a run of calls; the client goes on, in the same session.
+      // One replica stops in the middle of a run of calls; the client goes on, in the same session. A
+      // replica that was not running when the session was opened starts meanwhile.
       const errors: Error[] = [];
       conn.client.onerror = (e) => errors.push(e);
       const stopped = within('the first replica to exit', a.stop('SIGTERM'));
-      for (let i = 0; i < CALLS; i++) {
-        const result = (await conn.client.callTool({ name: 'h.echo', arguments: { query: `after ${i}` } })) as CallToolResult;
-        expect(valueOf(result)).toEqual({ query: `after ${i}` });
-      }
+      const starting = startDaemon({ store: db, args: replicaArgs });
+      for (let i = 0; i < CALLS.stopping; i++) await call(`after ${i}`);
       await stopped;
+      const late = await starting;
+      replicas.push(late);
+      expect(late.log().some((e) => e.session === id)).toBe(false);
+
+      // The late replica joins the balancer's rotation and serves the session it never saw opened.
+      await balancer.addServer('late', late.port);
+      for (let i = 0; i < CALLS.late; i++) await call(`late ${i}`);
+      await until('the late replica to log its share of the calls', async () => (callsOn(late, id) >= CALLS.late / 10 ? true : undefined));
+      expect(late.log().filter((e) => e.msg === 'mcp session rebuilt from the store' && e.session === id)).toHaveLength(1);
+
       expect(conn.transport.sessionId).toBe(id);
-      const opened = [a, b].flatMap((d) => d.log().filter((e) => e.msg === 'mcp session opened' && e.session === id));
+      const opened = replicas.flatMap((d) => d.log().filter((e) => e.msg === 'mcp session opened' && e.session === id));
       expect(opened).toHaveLength(1);
-      expect(callsOn(b, id)).toBeGreaterThan(0);
+      expect(callsOn(b, id) + callsOn(c, id)).toBeGreaterThan(CALLS.spread / 2);
       expect(errors.filter((e) => !/SSE stream disconnected|terminated/i.test(e.message))).toEqual([]);
     });
   });

@@ -1,13 +1,14 @@
 // Debian's HAProxy in front of bermd replicas for the tests: a config written on loopback ports, plain
 // round robin with no affinity, run in the foreground (`haproxy -db -f FILE`), ready once its port
-// accepts a connection (a bounded wait on that event, never a sleep).
+// accepts a connection (a bounded wait on that event, never a sleep). Its runtime API, on a socket in its
+// own directory, adds a replica started after it (`addServer`), as an operator scales a backend out.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { describe } from 'vitest';
 import { exited, tempDir, removeDir } from './daemon.js';
-import { until } from './replicas.js';
+import { until, within } from './replicas.js';
 
 function findHaproxy(): string | null {
   try {
@@ -52,10 +53,11 @@ async function accepts(port: number): Promise<true | undefined> {
  * its health check; a request that could not reach one (refused, or answered 503 while it shuts down,
  * having run nothing) is sent to the other (`retry-on`, `redispatch`), as a balancer in production is set.
  */
-export function haproxyConfig(port: number, upstreams: readonly number[]): string {
+export function haproxyConfig(port: number, upstreams: readonly number[], adminSocket?: string): string {
   return [
     'global',
     '  maxconn 256',
+    ...(adminSocket === undefined ? [] : [`  stats socket ${adminSocket} mode 600 level admin`]),
     'defaults',
     '  mode http',
     '  timeout connect 2s',
@@ -78,7 +80,27 @@ export function haproxyConfig(port: number, upstreams: readonly number[]): strin
 export interface Balancer {
   url: string;
   stderr(): string;
+  /**
+   * Adds a server `name` on loopback `port` to the backend at run time and puts it in rotation, resolving
+   * once HAProxy has answered both commands (the next request in rotation may reach it). No health check:
+   * the server is meant to be listening already.
+   */
+  addServer(name: string, port: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/** One command on HAProxy's runtime API at `socket`, answered as HAProxy's whole reply. */
+function runtimeCommand(socket: string, command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let reply = '';
+    const conn = net.connect(socket);
+    conn.setEncoding('utf8');
+    conn.on('data', (chunk: string) => (reply += chunk));
+    conn.once('error', reject);
+    // Without `prompt`, HAProxy answers one command and closes the connection.
+    conn.once('end', () => resolve(reply));
+    conn.end(`${command}\n`);
+  });
 }
 
 /** Starts haproxy in front of `upstreams` (loopback ports), resolving once it accepts connections. */
@@ -86,7 +108,8 @@ export async function startHaproxy(upstreams: readonly number[]): Promise<Balanc
   const dir = await tempDir('bermd-haproxy-');
   const port = await freePort();
   const file = path.join(dir, 'haproxy.cfg');
-  await writeFile(file, haproxyConfig(port, upstreams));
+  const admin = path.join(dir, 'admin.sock');
+  await writeFile(file, haproxyConfig(port, upstreams, admin));
   const child: ChildProcess = spawn(HAPROXY!, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
@@ -106,5 +129,12 @@ export async function startHaproxy(upstreams: readonly number[]): Promise<Balanc
     await stop();
     throw e;
   }
-  return { url: `http://127.0.0.1:${port}`, stderr: () => stderr, close: stop };
+  const addServer = async (name: string, upstream: number): Promise<void> => {
+    // `add server` answers "New server registered." and leaves the server in maintenance until enabled.
+    const added = await within('haproxy to add a server', runtimeCommand(admin, `add server replicas/${name} 127.0.0.1:${upstream}`));
+    if (!/New server registered/.test(added)) throw new Error(`haproxy refused to add ${name}: ${added.trim()}`);
+    const enabled = await within('haproxy to enable a server', runtimeCommand(admin, `enable server replicas/${name}`));
+    if (enabled.trim() !== '') throw new Error(`haproxy refused to enable ${name}: ${enabled.trim()}`);
+  };
+  return { url: `http://127.0.0.1:${port}`, stderr: () => stderr, addServer, close: stop };
 }

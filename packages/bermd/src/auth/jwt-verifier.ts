@@ -7,7 +7,7 @@
  * expires (token-cache.ts): verifying its signature again on every request would cost more than all the
  * rest of a call's authentication.
  */
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { errors, JWTVerifyGetKey } from 'jose';
 import { BermdError } from '../errors.js';
 import type { TokenRefusal } from './authentication.js';
 import { principalOfClaims } from './claims.js';
@@ -48,21 +48,33 @@ export function looksLikeJwt(token: string): boolean {
 }
 
 export class JwtVerifier {
-  private readonly keys: JWTVerifyGetKey;
+  /**
+   * jose and the key set made with it. jose is imported when a verifier is made, not with this module,
+   * which the auth room's door brings into every bermd: only one that is an OAuth resource server needs
+   * it (docs/decisions.md).
+   */
+  private readonly jose: Promise<{ module: typeof import('jose'); keys: JWTVerifyGetKey }>;
   private readonly accepted = new TokenCache();
 
   constructor(private readonly options: JwtVerifierOptions) {
-    this.keys = createRemoteJWKSet(new URL(options.jwksUri), { cooldownDuration: options.cooldownMs });
+    const jwks = new URL(options.jwksUri);
+    this.jose = import('jose').then((module) => ({
+      module,
+      keys: module.createRemoteJWKSet(jwks, { cooldownDuration: options.cooldownMs }),
+    }));
+    // Awaited by every verification; this only keeps a failed import from being reported as unhandled first.
+    this.jose.catch(() => {});
   }
 
   /** The principal `token` names; a refusal in words for the log and the 401; throws `auth-unavailable` when the keys cannot be fetched. */
   async verify(token: string): Promise<Principal | TokenRefusal> {
     const held = this.accepted.get(token);
     if (held !== undefined) return held;
+    const jose = await this.jose;
     let claims: Record<string, unknown>;
     let typ: string | undefined;
     try {
-      const verified = await jwtVerify(token, this.keys, {
+      const verified = await jose.module.jwtVerify(token, jose.keys, {
         issuer: this.options.issuer,
         audience: this.options.resource,
         algorithms: JWT_ALGORITHMS,
@@ -72,7 +84,7 @@ export class JwtVerifier {
       claims = verified.payload;
       typ = verified.protectedHeader.typ;
     } catch (e) {
-      return this.refusalOf(e);
+      return this.refusalOf(e, jose.module.errors);
     }
     if (typ !== undefined && !ACCESS_TOKEN_TYPES.has(typ.toLowerCase()))
       return { refused: 'the JWT is not an access token (its typ says otherwise)' };
@@ -83,8 +95,8 @@ export class JwtVerifier {
     return principal;
   }
 
-  private refusalOf(e: unknown): TokenRefusal {
-    if (!(e instanceof errors.JOSEError)) throw this.unavailable(e);
+  private refusalOf(e: unknown, joseErrors: typeof errors): TokenRefusal {
+    if (!(e instanceof joseErrors.JOSEError)) throw this.unavailable(e);
     switch (e.code) {
       case 'ERR_JWT_EXPIRED':
         return { refused: 'the token has expired' };

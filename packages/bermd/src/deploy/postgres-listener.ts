@@ -18,7 +18,7 @@
  * it is the first, and the recovery only after one.
  */
 import { backoff } from '@berm/protocol';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { reasonOf } from './postgres-errors.js';
 import { decodeNotification, decodeSessionNotification } from './postgres-notification.js';
@@ -39,6 +39,8 @@ type ListenerState =
   | { kind: 'stopped' };
 
 export interface ListenerOptions {
+  /** The driver the store loaded. */
+  driver: typeof pg;
   /** The pool's connection settings; the listener's own `application_name` replaces the pool's. */
   config: pg.ClientConfig;
   /** How often the connection is probed, and how long a probe may go unanswered. */
@@ -79,7 +81,7 @@ export class StoreListener {
 
   /** `connecting`: opens a connection and LISTENs; `listening` on success, `lost` on failure. */
   private async connect(): Promise<void> {
-    const c = new pg.Client({ ...this.options.config, application_name: LISTEN_APPLICATION_NAME });
+    const c = new this.options.driver.Client({ ...this.options.config, application_name: LISTEN_APPLICATION_NAME });
     c.on('error', () => {}); // followed by 'end', where it is handled
     c.on('end', () => this.drop(c, new Error('Connection terminated')));
     c.on('notification', (n) => {

@@ -30,7 +30,7 @@
  * store is named by `location`, which leaves it out.
  */
 import { isHarnessName, settingByFlag } from '@berm/protocol';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { emptyUsage, type UsageRecord } from './gate.js';
 import type { HistoryPage, HistoryQuery, RetainedImage, UndeployedName } from './history.js';
@@ -100,10 +100,21 @@ export interface PostgresStoreOptions {
   retention?: Partial<RetentionPolicy>;
 }
 
+/**
+ * The PostgreSQL driver, imported when a store is first opened rather than with this module: the module
+ * is reached from the deploy room's door, which every bermd loads, and the driver is a share of a bare
+ * start that a directory store never needs (docs/decisions.md).
+ */
+async function loadDriver(): Promise<typeof pg> {
+  return (await import('pg')).default;
+}
+
 export class PostgresStore implements HarnessStore {
   readonly location: string;
   private readonly pool: pg.Pool;
   private readonly config: pg.ClientConfig;
+  /** The driver, loaded by `open`: a bermd on a directory store never loads it. */
+  private readonly driver: typeof pg;
   private readonly logger: Logger;
   private readonly listeners = new Set<StoreListener>();
   /** How long a connection or a statement may go unanswered (`--store-timeout`); the listening connection is probed this often. */
@@ -115,7 +126,8 @@ export class PostgresStore implements HarnessStore {
   /** The MCP sessions every replica shares. */
   readonly sessions: PostgresSessions = new PostgresSessions((text, values) => this.query(text, values));
 
-  private constructor(url: string, logger: Logger, timeoutMs: number, policy: RetentionPolicy) {
+  private constructor(driver: typeof pg, url: string, logger: Logger, timeoutMs: number, policy: RetentionPolicy) {
+    this.driver = driver;
     this.location = storeLocation(url);
     this.policy = policy;
     this.logger = logger;
@@ -133,7 +145,7 @@ export class PostgresStore implements HarnessStore {
       keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
       application_name: 'bermd',
     };
-    this.pool = new pg.Pool({ ...this.config, max: POOL_SIZE, idleTimeoutMillis: 30_000 });
+    this.pool = new driver.Pool({ ...this.config, max: POOL_SIZE, idleTimeoutMillis: 30_000 });
     // A connection the server drops is an 'error' event; unheard, it would end the process. The pool
     // listens on idle ones; one checked out (a deploy's, between statements) needs its own listener, and
     // its next statement fails with the error anyway. Only the message is logged: the error carries the
@@ -150,7 +162,13 @@ export class PostgresStore implements HarnessStore {
    * and what the database answered when it refuses (a wrong password, no such database, a newer schema).
    */
   static async open(url: string, options: PostgresStoreOptions): Promise<PostgresStore> {
-    const store = new PostgresStore(url, options.logger, options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS, retentionPolicy(options.retention));
+    const store = new PostgresStore(
+      await loadDriver(),
+      url,
+      options.logger,
+      options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS,
+      retentionPolicy(options.retention),
+    );
     try {
       await waitForStore(() => migrate(store.pool, options.logger), {
         location: store.location,
@@ -288,6 +306,7 @@ export class PostgresStore implements HarnessStore {
   watch(watcher: StoreWatcher): () => void {
     const listener = new StoreListener(
       {
+        driver: this.driver,
         config: this.config,
         timeoutMs: this.timeoutMs,
         location: this.location,

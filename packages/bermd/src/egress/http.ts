@@ -12,7 +12,7 @@
  * back is replaced by `{secret:NAME}` before the guest sees it.
  */
 import type { Logger } from 'pino';
-import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { HTTP_SYSCALLS, SYSCALL, type GrantSet } from '@berm/protocol';
 import type { HostEnvelope, HostService, HostServiceCall } from '../runtime/index.js';
 import { firstMatch, grantedPatterns, type HostPattern } from './hosts.js';
@@ -76,12 +76,20 @@ export class HttpEgress {
   private readonly direct: Dispatcher;
   private readonly proxy?: Dispatcher;
 
-  constructor(options: EgressOptions) {
+  /**
+   * Loads undici first: it is imported here rather than with this module, which the egress room's door
+   * brings into every bermd, and only a bermd serving an HTTP syscall needs it (docs/decisions.md).
+   */
+  static async create(options: EgressOptions): Promise<HttpEgress> {
+    return new HttpEgress(options, await import('undici'));
+  }
+
+  private constructor(options: EgressOptions, undici: typeof import('undici')) {
     this.secrets = options.secrets;
     this.logger = options.logger;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_HTTP_MAX_BODY;
-    this.direct = new Agent({ connect: resolvingConnector(options.resolve ?? []) });
-    if (options.httpProxy !== undefined) this.proxy = new ProxyAgent({ uri: options.httpProxy });
+    this.direct = new undici.Agent({ connect: resolvingConnector(undici.buildConnector, options.resolve ?? []) });
+    if (options.httpProxy !== undefined) this.proxy = new undici.ProxyAgent({ uri: options.httpProxy });
   }
 
   /** The services for the runner, one per syscall in `served` that this module serves. */

@@ -6,7 +6,7 @@
  * request through the proxy is resolved by the proxy.
  */
 import { isIP } from 'node:net';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 import { parseHostPattern } from './hosts.js';
 
 export interface ResolveEntry {
@@ -43,9 +43,17 @@ function key(host: string, port: number): string {
 
 type Connector = buildConnector.connector;
 
-/** An undici connector that dials the mapped address for a mapped host and port, and anything else as asked. */
-export function resolvingConnector(entries: readonly ResolveEntry[], options: buildConnector.BuildOptions = {}): Connector {
-  const base = buildConnector(options);
+/**
+ * An undici connector that dials the mapped address for a mapped host and port, and anything else as
+ * asked, built on `build` (undici's `buildConnector`, which the caller has loaded: this module is on every
+ * bermd's start, undici is not).
+ */
+export function resolvingConnector(
+  build: typeof buildConnector,
+  entries: readonly ResolveEntry[],
+  options: buildConnector.BuildOptions = {},
+): Connector {
+  const base = build(options);
   if (entries.length === 0) return base;
   const table = new Map(entries.map((e) => [key(e.host, e.port), e.address]));
   return (opts, callback) => {

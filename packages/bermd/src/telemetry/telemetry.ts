@@ -8,10 +8,9 @@
  * what they record through, never the SDK.
  */
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, type MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type MetricReader, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { BermdMetrics, type GaugeSources } from './metrics.js';
 
 /** The OTLP export's interval when `OTEL_METRIC_EXPORT_INTERVAL` does not say: the SDK's default. */
@@ -51,16 +50,27 @@ export class Telemetry {
   private readonly pull: PrometheusExporter;
   private readonly serializer = new PrometheusSerializer();
 
-  constructor(options: TelemetryOptions) {
+  /**
+   * The meter and its readers. The OTLP exporter is imported only when the environment names a collector:
+   * it and what it brings are a share of every start that most bermds do not use (docs/decisions.md).
+   */
+  static async create(options: TelemetryOptions): Promise<Telemetry> {
     const env = options.env ?? process.env;
+    const otlp = otlpTarget(env);
+    if (otlp === undefined) return new Telemetry(options, env);
+    const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
+    return new Telemetry(options, env, { target: otlp, exporter: new OTLPMetricExporter() });
+  }
+
+  private constructor(options: TelemetryOptions, env: NodeJS.ProcessEnv, otlp?: { target: string; exporter: PushMetricExporter }) {
     this.pull = new PrometheusExporter({ preventServerStart: true });
     const readers: MetricReader[] = [this.pull];
-    this.otlp = otlpTarget(env);
-    if (this.otlp !== undefined) {
+    this.otlp = otlp?.target;
+    if (otlp !== undefined) {
       const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
       readers.push(
         new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter(),
+          exporter: otlp.exporter,
           exportIntervalMillis: Number.isInteger(interval) && interval > 0 ? interval : DEFAULT_EXPORT_INTERVAL_MS,
         }),
       );
