@@ -121,6 +121,8 @@ export interface RelayOptions {
   ignoreRange?: boolean;
   /** Stand for a token-auth registry: a Bearer challenge, and a token endpoint (`/token`) taking these users by basic auth. */
   bearer?: Record<string, string>;
+  /** Awaited before a request is passed on: a test's step between two of the client's requests. */
+  before?: (method: string, path: string) => Promise<void>;
 }
 
 export interface Relay {
@@ -174,6 +176,9 @@ export async function startRelay(upstream: string, options: RelayOptions = {}): 
         return;
       }
     }
+    void (options.before ?? (async () => {}))(req.method ?? '', url.pathname).then(() => forward(req, res, url));
+  };
+  const forward = (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const headers = { ...req.headers, host: upstream };
     delete headers.authorization;
     if (options.ignoreRange) delete headers.range;
