@@ -8,6 +8,7 @@
 import type { ClientErrorCode } from '@berm/client';
 import type { GuestErrorCode } from '@berm/guest/build';
 import type { ManifestErrorCode } from '@berm/manifest';
+import type { OciErrorCode } from '@berm/oci';
 import type { ErrorCode } from '@berm/protocol';
 
 /** The codes the command line raises itself (`CliError`). */
@@ -28,12 +29,14 @@ export const CLI_ERROR_CODES = [
   'client-id-needed',
   'login-expired',
   'login-store-unreadable',
+  // crab deploy --require-digest given a tag.
+  'digest-required',
 ] as const;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
 
 /** Every code a failure of the command line can carry. */
-export type Code = ErrorCode | ClientErrorCode | ManifestErrorCode | GuestErrorCode | CliErrorCode;
+export type Code = ErrorCode | ClientErrorCode | ManifestErrorCode | GuestErrorCode | OciErrorCode | CliErrorCode;
 
 export const EXIT = {
   ok: 0,
@@ -136,6 +139,24 @@ export const EXIT_CODES = {
   // The daemon does not answer to the name the address uses (a proxy it was not told of: --allowed-host).
   'forbidden-host': EXIT.badInput,
   'forbidden-origin': EXIT.badInput,
+
+  // Registries (push, pull, and a reference wherever an image path goes): the reference or the artifact
+  // is wrong, or the credential is, which the command line must change...
+  'bad-reference': EXIT.badInput,
+  'digest-required': EXIT.badInput,
+  'artifact-not-found': EXIT.badInput,
+  'unknown-media-type': EXIT.badInput,
+  'layer-too-large': EXIT.badInput,
+  'registry-unauthorized': EXIT.badInput,
+  'registry-denied': EXIT.badInput,
+  'registry-auth-unreadable': EXIT.badInput,
+  'credential-helper-failed': EXIT.badInput,
+  // ...the bytes are not what their digest says: refused, as a daemon refuses an image...
+  'digest-mismatch': EXIT.negative,
+  // ...the registry failed otherwise (a 5xx, an answer outside the spec)...
+  'registry-error': EXIT.negative,
+  // ...or cannot be reached, as for the daemon: trying again later may work.
+  'registry-unreachable': EXIT.unreachable,
 
   // The daemon failed without an answer to give.
   'internal': EXIT.negative,

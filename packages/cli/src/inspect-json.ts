@@ -1,5 +1,6 @@
 import { describeFailure } from './failure.js';
 import { readImage } from './input.js';
+import { readImageOrReference } from './registry/read.js';
 import { writeFailure, writeJson } from './report.js';
 
 /**
@@ -9,7 +10,7 @@ import { writeFailure, writeJson } from './report.js';
  */
 export async function inspectJson(image: string, bin: string): Promise<void> {
   try {
-    writeJson((await readImage(image)).toJSON());
+    writeJson((await readImageOrReference(image, () => readImage(image))).toJSON());
   } catch (e) {
     writeFailure(describeFailure(e, `${bin} inspect`), bin, true);
   }

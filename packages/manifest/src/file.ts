@@ -19,6 +19,14 @@ export async function readManifestFile(path: string): Promise<Manifest> {
   return Manifest.fromJSON(mergeRecords(await readManifestStream(path)));
 }
 
+/**
+ * Reads the manifest of an image of `size` bytes from any source of positioned reads (an HTTP blob read by
+ * range): the same walk as a file's, so only the section frames and the `.berm.abi` bodies are asked for.
+ */
+export async function readManifestSource(source: ByteSource, size: number): Promise<Manifest> {
+  return Manifest.fromJSON(mergeRecords(await runOnSource(manifestStream(size), source)));
+}
+
 /** The `.berm.abi` stream of the image at `path` (every occurrence joined in file order). */
 export async function readManifestStream(path: string): Promise<Uint8Array> {
   const handle = await open(path, 'r');

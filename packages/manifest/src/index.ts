@@ -3,7 +3,8 @@ export { ManifestError, isManifestError, type ManifestErrorCode, type ErrorLocat
 export { breaks, BREAK_CODES, isBreakCode, type Break, type BreakCode } from './breaks/index.js';
 export { writeManifestSection, manifestRecords, customSection, SECTION_NAME, type WriteOptions } from './writer.js';
 export { ABI_VERSION, type JsonSchema, type ToolSpec, type EventSpec, type Deps, type ManifestData } from './types.js';
-export { readManifestFile } from './file.js';
+export { readManifestFile, readManifestSource } from './file.js';
+export type { ByteSource } from './source.js';
 export { standardSchema, STANDARD_FORMATS } from './standard-schema.js';
 export { manifestSchema } from './schema.js';
 export { escapeRawControls } from './json-text.js';

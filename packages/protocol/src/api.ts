@@ -37,6 +37,16 @@ export interface Bindings extends LimitBindings {
   grants?: GrantSet;
 }
 
+/**
+ * Where a deployed image came from when it was deployed from a registry: the reference as the deploy gave
+ * it (`oci://HOST/REPO:TAG`, or pinned `@sha256:…`) and the digest of the OCI manifest it resolved to.
+ */
+export interface DeploySource {
+  reference: string;
+  /** `sha256:<hex>` of the OCI manifest (not of the image, which is the harness's `digest`). */
+  digest: string;
+}
+
 export interface HarnessSummary {
   name: string;
   /** `sha256:<hex>` of the stored image. */
@@ -59,6 +69,8 @@ export interface HarnessSummary {
   grants: GrantSet;
   /** What the operator set at deploy; `{}` when nothing was, and the defaults apply. */
   bindings: Bindings;
+  /** The registry reference and manifest digest the image was deployed from; absent when it was sent as a file. */
+  source?: DeploySource;
 }
 
 /** Per tool and event of the manifest, its last use (ISO 8601), null when never. */
@@ -147,6 +159,8 @@ export interface HistoryEntry {
   /** Every break the gate reported, refusing or not. */
   reported: GatedBreak[];
   notices: Notice[];
+  /** The registry reference and manifest digest a deploy's image came from; absent otherwise. */
+  source?: DeploySource;
 }
 
 /** A page of a harness's history, newest first; `next_cursor` (as `?cursor=`) reads the next older page, null when there is none. */

@@ -6,7 +6,7 @@
  * A limit's parameter is its setting's wire name, read by its row (settings.ts); `grant` repeats, and
  * its values are read by the daemon against the image (see bermd's deploy/bindings.ts).
  */
-import type { LimitBindings, LimitName } from './api.js';
+import type { DeploySource, LimitBindings, LimitName } from './api.js';
 import { ApiError } from './errors.js';
 import { readSettingText } from './setting-values.js';
 import { HARNESS_SETTINGS, type HarnessSettingRow } from './settings.js';
@@ -14,7 +14,7 @@ import { HARNESS_SETTINGS, type HarnessSettingRow } from './settings.js';
 const LIMIT_PARAMS: LimitName[] = HARNESS_SETTINGS.map((row) => row.harness.wire);
 
 /** Every parameter a deploy takes, in the order its messages list them. */
-export const DEPLOY_PARAMS: readonly string[] = ['force', 'dry-run', ...LIMIT_PARAMS, 'grant'];
+export const DEPLOY_PARAMS: readonly string[] = ['force', 'dry-run', ...LIMIT_PARAMS, 'grant', 'source', 'source-digest'];
 
 /**
  * The query as JSON Schema, for a server that validates it before the decoder reads it: every
@@ -28,6 +28,8 @@ export const DEPLOY_QUERY_SCHEMA = {
     'dry-run': { type: 'string' },
     ...Object.fromEntries(LIMIT_PARAMS.map((name) => [name, { type: 'string' }])),
     grant: { type: 'array', items: { type: 'string' } },
+    source: { type: 'string' },
+    'source-digest': { type: 'string' },
   },
   additionalProperties: false,
 } as const;
@@ -57,6 +59,8 @@ export interface DeployOptions extends DeployLimitOptions {
    * `berm.http.fetch=api.example.com`, `secret=example`, or `none`. Without grants, everything declared is.
    */
   grants?: string[];
+  /** The registry reference and manifest digest the image was pulled from, recorded with the deploy. */
+  source?: DeploySource;
 }
 
 /** `?force=true&timeout=...`, or `''` when nothing is asked. */
@@ -70,6 +74,10 @@ export function encodeDeployQuery(options: DeployOptions): string {
     query.set(row.harness.wire, typeof value === 'number' && row.kind === 'duration' ? `${value}ms` : String(value));
   }
   for (const grant of options.grants ?? []) query.append('grant', grant);
+  if (options.source !== undefined) {
+    query.set('source', options.source.reference);
+    query.set('source-digest', options.source.digest);
+  }
   const text = query.toString();
   return text === '' ? '' : `?${text}`;
 }
@@ -82,6 +90,31 @@ export interface DeployRequest {
   limits: LimitBindings;
   /** The `grant` values as given, in order; absent when none is. */
   grants?: string[];
+  /** Where the image came from, when the deploy says so. */
+  source?: DeploySource;
+}
+
+/** The longest source reference a deploy records: a registry reference is far shorter. */
+export const MAX_SOURCE_REFERENCE = 1024;
+
+/** `source` and `source-digest`, given together: an `oci://` reference of printable characters and a sha256 digest. */
+function source(query: ParsedQuery): DeploySource | undefined {
+  const reference = one(query, 'source');
+  const digest = one(query, 'source-digest');
+  if (reference === undefined && digest === undefined) return undefined;
+  if (reference === undefined || digest === undefined) {
+    throw new ApiError('bad-request', 'query parameters source and source-digest go together: give both, or neither');
+  }
+  if (!reference.startsWith('oci://') || reference.length > MAX_SOURCE_REFERENCE || /[\u0000-\u0020\u007f-\u009f]/.test(reference)) {
+    throw new ApiError(
+      'bad-request',
+      `query parameter source: expected an oci:// reference of at most ${MAX_SOURCE_REFERENCE} printable characters`,
+    );
+  }
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) {
+    throw new ApiError('bad-request', 'query parameter source-digest: expected sha256: and 64 lower-case hex digits');
+  }
+  return { reference, digest };
 }
 
 /** A query as an HTTP server parses it: each parameter once (a string) or repeated (a list). */
@@ -127,7 +160,10 @@ export function decodeDeployQuery(query: ParsedQuery): DeployRequest {
     const value = limit(query, row);
     if (value !== undefined) limits[row.harness.wire] = value;
   }
+  const from = source(query);
   const grant = query.grant;
-  if (grant === undefined) return { force, dryRun, limits };
-  return { force, dryRun, limits, grants: Array.isArray(grant) ? grant : [grant] };
+  const request: DeployRequest = { force, dryRun, limits };
+  if (grant !== undefined) request.grants = Array.isArray(grant) ? grant : [grant];
+  if (from !== undefined) request.source = from;
+  return request;
 }

@@ -1,5 +1,6 @@
 export { ERROR_STATUS, ApiError, isErrorCode, type ErrorCode, type ErrorBody } from './errors.js';
 export type {
+  DeploySource,
   Break,
   Notice,
   Limits,

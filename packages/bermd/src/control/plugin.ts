@@ -90,10 +90,10 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (
       const body = request.body;
       const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
       // Limits and grants travel as query parameters beside force and dry-run, so a deploy stays one request whose body is the image.
-      const { force, dryRun, bindings } = readDeployQuery(request.query);
+      const { force, dryRun, bindings, source } = readDeployQuery(request.query);
       if (force && !request.principal.has(SCOPE.force)) throw refuseScope(request, reply, SCOPE.force);
       const by = request.principal.name;
-      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, dryRun, bindings, by });
+      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, dryRun, bindings, by, source });
       return reply.code(replaced ? 200 : 201).send(result);
     },
   );

@@ -27,6 +27,7 @@ import {
   type Bindings,
   type GrantSet,
   type DeployRequest,
+  type DeploySource,
   type LimitBindings,
   type Limits,
   type ParsedQuery,
@@ -92,7 +93,7 @@ export function parseGrant(text: string): GrantSpec {
  * A deploy's query (`@berm/protocol`'s `decodeDeployQuery`) with its grants read: `force`, `dryRun`, and the
  * bindings. Throws `BermdError` 400 (`bad-request`, `bad-limit`, `bad-grant`).
  */
-export function readDeployQuery(query: ParsedQuery): { force: boolean; dryRun: boolean; bindings: BindingRequest } {
+export function readDeployQuery(query: ParsedQuery): { force: boolean; dryRun: boolean; bindings: BindingRequest; source?: DeploySource } {
   let decoded: DeployRequest;
   try {
     decoded = decodeDeployQuery(query);
@@ -107,7 +108,7 @@ export function readDeployQuery(query: ParsedQuery): { force: boolean; dryRun: b
     }
     bindings.grants = specs;
   }
-  return { force: decoded.force, dryRun: decoded.dryRun, bindings };
+  return { force: decoded.force, dryRun: decoded.dryRun, bindings, ...(decoded.source === undefined ? {} : { source: decoded.source }) };
 }
 
 /** The bindings of a deploy request from its query (see `readDeployQuery`). */

@@ -8,7 +8,7 @@
  * it (a row's id, an entry's sequence number), which no caller reads. What is read back is data a person
  * may have edited, so it is decoded here, keeping only well-formed entries.
  */
-import type { GatedBreak, HistoryAction, HistoryEntry, HistoryImage, Notice } from '@berm/protocol';
+import type { DeploySource, GatedBreak, HistoryAction, HistoryEntry, HistoryImage, Notice } from '@berm/protocol';
 import { BermdError } from '../errors.js';
 
 export type { HistoryAction, HistoryEntry, HistoryImage, HistoryPage, RetainedImage } from '@berm/protocol';
@@ -75,6 +75,7 @@ export function decodeEntry(value: unknown): HistoryEntry | null {
   const from = decodeImage(v.from);
   const to = decodeImage(v.to);
   if (from === undefined || to === undefined) return null;
+  const source = decodeSource(v.source);
   return {
     action: v.action as HistoryAction,
     at: v.at,
@@ -86,7 +87,20 @@ export function decodeEntry(value: unknown): HistoryEntry | null {
     forced_past: listOf(v.forced_past) as GatedBreak[],
     reported: listOf(v.reported) as GatedBreak[],
     notices: listOf(v.notices) as Notice[],
+    ...(source === undefined ? {} : { source }),
   };
+}
+
+/**
+ * A deploy's source as a store's record gives it: an `oci://` reference of printable characters (as the
+ * deploy query admits one) and a sha256 digest, else undefined, which reads as no source.
+ */
+export function decodeSource(value: unknown): DeploySource | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { reference, digest } = value as { reference?: unknown; digest?: unknown };
+  if (typeof reference !== 'string' || typeof digest !== 'string') return undefined;
+  if (!reference.startsWith('oci://') || reference.length > 1024 || /[\u0000-\u0020\u007f-\u009f]/.test(reference)) return undefined;
+  return /^sha256:[0-9a-f]{64}$/.test(digest) ? { reference, digest } : undefined;
 }
 
 function decodeImage(value: unknown): HistoryImage | null | undefined {

@@ -33,6 +33,8 @@ export interface HarnessRow {
   deployed_at: Date;
   /** Null when unknown: see `HARNESS_SELECT`. */
   deployed_by: string | null;
+  /** Null when none: see `HARNESS_SELECT`. */
+  source: unknown;
   last_used_at: Date | null;
   revision: string;
 }
@@ -49,18 +51,20 @@ export const HEAD_SELECT = `
  */
 export const HARNESS_SELECT = `
   SELECT name, digest, image, bindings, deployed_at, last_used_at, revision::text AS revision,
-    CASE WHEN deployed_by_revision = revision THEN deployed_by END AS deployed_by
+    CASE WHEN deployed_by_revision = revision THEN deployed_by END AS deployed_by,
+    CASE WHEN source_revision = revision THEN source END AS source
   FROM berm_harness`;
 
 /** A deploy's row: one revision drawn, written both as the row's and as the one its deployer's name goes with. */
 export const SAVE = `
   WITH next AS (SELECT nextval('berm_revision') AS revision)
-  INSERT INTO berm_harness (name, digest, image, manifest, bindings, deployed_at, last_used_at, revision, deployed_by, deployed_by_revision)
-  SELECT $1::text, $2::text, $3::bytea, $4::jsonb, $5::jsonb, $6::timestamptz, $7::timestamptz, next.revision, $8::text, next.revision FROM next
+  INSERT INTO berm_harness (name, digest, image, manifest, bindings, deployed_at, last_used_at, revision, deployed_by, deployed_by_revision, source, source_revision)
+  SELECT $1::text, $2::text, $3::bytea, $4::jsonb, $5::jsonb, $6::timestamptz, $7::timestamptz, next.revision, $8::text, next.revision, $9::jsonb, next.revision FROM next
   ON CONFLICT (name) DO UPDATE SET
     digest = excluded.digest, image = excluded.image, manifest = excluded.manifest, bindings = excluded.bindings,
     deployed_at = excluded.deployed_at, last_used_at = GREATEST(berm_harness.last_used_at, excluded.last_used_at),
-    revision = excluded.revision, deployed_by = excluded.deployed_by, deployed_by_revision = excluded.deployed_by_revision
+    revision = excluded.revision, deployed_by = excluded.deployed_by, deployed_by_revision = excluded.deployed_by_revision,
+    source = excluded.source, source_revision = excluded.source_revision
   RETURNING revision::text AS revision`;
 
 /**

@@ -108,6 +108,16 @@ const MIGRATIONS: Migration[] = [
       COMMENT ON TABLE berm_session IS 'bermd: each open 2025-era MCP session, by a digest of its id: its principal, its initialize, its log level';
     `,
   },
+  {
+    version: 5,
+    does: 'the registry reference and manifest digest each harness was deployed from, and the revision they go with',
+    // As deployed_by (migration 2): a deploy through a replica running an earlier bermd writes a revision
+    // without touching source, so the source counts only beside the revision it was written with.
+    sql: `
+      ALTER TABLE berm_harness ADD COLUMN source jsonb, ADD COLUMN source_revision bigint;
+      COMMENT ON COLUMN berm_harness.source IS 'bermd: {reference, digest} of the OCI artifact deployed, when source_revision is revision; else none';
+    `,
+  },
 ];
 
 /** The version this bermd brings a database to. */

@@ -34,6 +34,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { emptyUsage, type UsageRecord } from './gate.js';
 import type { HistoryPage, HistoryQuery, RetainedImage, UndeployedName } from './history.js';
+import { decodeSource } from './history.js';
 import { reasonOf, storeFailure } from './postgres-errors.js';
 import { pruneHistory, readHistory, readUndeployed } from './postgres-history.js';
 import { StoreListener } from './postgres-listener.js';
@@ -216,6 +217,8 @@ export class PostgresStore implements HarnessStore {
     };
     const by = decodeDeployedBy(row.deployed_by);
     if (by !== undefined) stored.deployed_by = by;
+    const source = decodeSource(row.source);
+    if (source !== undefined) stored.source = source;
     // A row holds the bindings of the one image it names.
     const bindings = decodeBindings(row.bindings);
     if (bindings !== undefined) stored.bindings = { [row.digest]: bindings };
@@ -224,7 +227,7 @@ export class PostgresStore implements HarnessStore {
       const own = check.meta.bindings?.[check.digest];
       // The repair names no deployer (`checkAgainstImage`): the one the row named deployed another image.
       await this.query(
-        'UPDATE berm_harness SET digest = $2, manifest = COALESCE($3::jsonb, manifest), bindings = $4::jsonb, deployed_by = NULL WHERE name = $1 AND revision = $5',
+        'UPDATE berm_harness SET digest = $2, manifest = COALESCE($3::jsonb, manifest), bindings = $4::jsonb, deployed_by = NULL, source = NULL WHERE name = $1 AND revision = $5',
         [
           name,
           check.digest,

@@ -66,6 +66,7 @@ export async function holdName<T>(
             meta.deployed_at,
             meta.last_used_at,
             meta.deployed_by ?? null,
+            meta.source === undefined ? null : JSON.stringify(meta.source),
           ]);
           await client.query(MERGE_USAGE_QUIETLY, [name, meta.last_used_at, ...usageArrays(meta.used), latestUse()]);
           await appendHistory(client, name, entry, new Date(retentionCutoff(policy)));

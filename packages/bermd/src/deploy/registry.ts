@@ -25,6 +25,7 @@ import type {
   Notice,
   RetainedImages,
   UndeployedHarness,
+  DeploySource,
 } from '@berm/protocol';
 import type { Logger } from 'pino';
 import { assertHarnessName, BermdError } from '../errors.js';
@@ -70,6 +71,8 @@ export interface Harness {
   deployedAt: string;
   /** The principal whose deploy this is; null when the store does not know (see `HarnessMeta.deployed_by`). */
   deployedBy: string | null;
+  /** The registry reference and manifest digest its deploy said the image came from; undefined for a file sent as is. */
+  source?: DeploySource;
   lastUsedAt: string | null;
   used: UsageRecord;
   /** What the operator set at deploy (`{}`: the defaults). */
@@ -153,6 +156,8 @@ export interface DeployOptions {
   dryRun?: boolean;
   /** The name of the principal deploying: stored with the harness and named in the log; unknown when unset. */
   by?: string;
+  /** The registry reference and manifest digest the image came from, as the deploy says: stored with the harness and its entry. */
+  source?: DeploySource;
 }
 
 export interface RollbackOptions extends Omit<DeployOptions, 'bindings'> {
@@ -326,6 +331,7 @@ export class Registry {
       module: checked.module,
       deployedAt: stored.meta.deployed_at,
       deployedBy: stored.meta.deployed_by ?? null,
+      source: stored.meta.source,
       lastUsedAt: stored.meta.last_used_at,
       used: stored.meta.used,
       bindings,
@@ -429,6 +435,7 @@ export class Registry {
       module: checked.module,
       deployedAt: this.now().toISOString(),
       deployedBy: options.by ?? null,
+      source: options.source,
       lastUsedAt,
       used,
       bindings,
@@ -447,6 +454,7 @@ export class Registry {
       forced_past: forcedPast,
       reported,
       notices,
+      ...(options.source === undefined ? {} : { source: options.source }),
     };
     harness.revision = await this.phase('commit', () => tx.save(checked.bytes, metaOf(harness), checked.manifest.data, entry));
     return { checked, dryRun: false, harness, prepared, reported, notices, replaced, entry };
@@ -891,6 +899,7 @@ function summary(h: Harness): HarnessSummary {
     limits: { ...h.limits },
     grants: { syscalls: structuredClone(h.grants.syscalls), secrets: [...h.grants.secrets] },
     bindings: structuredClone(h.bindings),
+    ...(h.source === undefined ? {} : { source: { ...h.source } }),
   };
 }
 
@@ -913,6 +922,7 @@ function deployResult(name: string, checked: CheckedHarness, reported: GatedBrea
 function metaOf(h: Harness): HarnessMeta {
   const meta: HarnessMeta = { name: h.name, digest: h.digest, deployed_at: h.deployedAt, last_used_at: h.lastUsedAt, used: h.used };
   if (h.deployedBy !== null) meta.deployed_by = h.deployedBy;
+  if (h.source !== undefined) meta.source = h.source;
   if (!isDefaultBindings(h.bindings)) meta.bindings = { [h.digest]: h.bindings };
   return meta;
 }

@@ -8,7 +8,7 @@
  */
 import { type Bindings, HARNESS_SETTINGS, MINUTE_MS } from '@berm/protocol';
 import { emptyUsage, type UsageRecord } from './gate.js';
-import { decodeEntry } from './history.js';
+import { decodeEntry, decodeSource } from './history.js';
 import type { HarnessMeta } from './store.js';
 
 /**
@@ -93,6 +93,8 @@ export function decodeMeta(text: string, now: number = Date.now()): HarnessMeta 
   };
   const by = decodeDeployedBy(value.deployed_by);
   if (by !== undefined) meta.deployed_by = by;
+  const source = decodeSource(value.source);
+  if (source !== undefined) meta.source = source;
   if (typeof value.bindings === 'object' && value.bindings !== null) {
     const bindings: Record<string, Bindings> = {};
     for (const [digest, b] of Object.entries(value.bindings)) {

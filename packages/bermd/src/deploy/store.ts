@@ -29,7 +29,7 @@
  */
 import type { SessionRecords } from './session-records.js';
 import type { ManifestData } from '@berm/manifest';
-import type { Bindings } from '@berm/protocol';
+import type { Bindings, DeploySource } from '@berm/protocol';
 import type { UsageRecord } from './gate.js';
 import type { HistoryEntry, HistoryPage, HistoryQuery, RetainedImage, UndeployedName } from './history.js';
 
@@ -44,6 +44,8 @@ export interface HarnessMeta {
    * bermd wrote, or one derived again from the image, whose deployer no record names).
    */
   deployed_by?: string;
+  /** The registry reference and manifest digest the image was deployed from; absent for an image sent as a file, or unknown. */
+  source?: DeploySource;
   last_used_at: string | null;
   /** Usage belongs to the name, not the image: it carries over a replace and a metadata repair. */
   used: UsageRecord;

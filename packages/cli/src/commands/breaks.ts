@@ -11,6 +11,8 @@ import { formatBreaksMarkdown } from '../format/breaks/markdown.js';
 import { formatBreaksText } from '../format/breaks/text.js';
 import { CliError } from '../failure.js';
 import { inputError, readImageOrManifest } from '../input.js';
+import { registryFlags, registrySettings, type RegistrySettings } from '../registry/flags.js';
+import { readImageOrReference } from '../registry/read.js';
 import { tokenFlag } from '../token-flag.js';
 
 export const BREAK_FORMATS = ['text', 'json', 'github', 'markdown'] as const;
@@ -18,9 +20,10 @@ export const BREAK_FORMATS = ['text', 'json', 'github', 'markdown'] as const;
 export default class Breaks extends BaseCommand {
   static summary = 'List every way NEW breaks a caller of OLD.';
   static description =
-    'OLD and NEW are images (wasm or ELF) or manifest JSON files (as `inspect --json` prints them), told apart by content. With a daemon address (--url or BERM_URL), OLD may instead name a deployed harness: a path that exists is always read as a file; otherwise an OLD that is a harness name is compared as deployed under that name. Exits 1 when there is any break, 0 when there is none, 2 on bad input, 3 when the daemon cannot be reached.';
+    'OLD and NEW are images (wasm or ELF) or manifest JSON files (as `inspect --json` prints them), told apart by content, or registry references (oci://HOST/REPO:TAG; a bare HOST/REPO:TAG when no such file exists), whose manifest is read without downloading the image. With a daemon address (--url or BERM_URL), OLD may instead name a deployed harness: a path that exists is always read as a file; otherwise an OLD that is a harness name is compared as deployed under that name. Exits 1 when there is any break, 0 when there is none, 2 on bad input, 3 when the daemon cannot be reached.';
   static examples = [
     '<%= config.bin %> breaks old.wasm new.wasm',
+    '<%= config.bin %> breaks --format github oci://ghcr.io/org/weather:latest build/weather.wasm',
     '<%= config.bin %> breaks --format github manifest.json build/app.wasm',
     '<%= config.bin %> breaks --format markdown old.wasm new.wasm > comment.md',
     'BERM_URL=http://127.0.0.1:7477 <%= config.bin %> breaks --format github weather build/weather.wasm',
@@ -47,13 +50,15 @@ export default class Breaks extends BaseCommand {
       helpValue: 'URL',
     }),
     token: tokenFlag,
+    ...registryFlags,
   };
 
   async run(): Promise<Break[]> {
     const { args, flags } = await this.parse(Breaks);
     // One after the other, so that when both are bad the one reported is always OLD.
-    const old = await this.readOld(args.old, flags);
-    const next = await readImageOrManifest(args.new);
+    const settings = registrySettings(flags);
+    const old = await this.readOld(args.old, flags, settings);
+    const next = await readImageOrReference(args.new, () => readImageOrManifest(args.new), settings);
     const found = old.breaks(next);
     if (found.length > 0) this.answerNegatively('breaks-found');
     if (!this.jsonEnabled()) this.log(await format(found, flags.format));
@@ -64,8 +69,10 @@ export default class Breaks extends BaseCommand {
    * OLD as a file when the path exists or no daemon address is given; otherwise, when it is a
    * harness name, the manifest of the image deployed under that name.
    */
-  private async readOld(old: string, flags: { url?: string; token?: string }): Promise<Manifest> {
+  private async readOld(old: string, flags: { url?: string; token?: string }, settings: RegistrySettings): Promise<Manifest> {
     const { url } = flags;
+    // A reference has a slash, which no harness name has: the two never meet.
+    if (old.includes('/')) return readImageOrReference(old, () => readImageOrManifest(old), settings);
     // The harness name rule (spec §5): what OLD must look like to be read as a deployed harness.
     const named = isHarnessName(old);
     if (!named || (await pathExists(old))) return readImageOrManifest(old);

@@ -9,23 +9,30 @@ import { CliError } from '../failure.js';
 import { renderDeploy } from '../format/deploy.js';
 import { isBreaksCallers, refusalReason, renderRefusal } from '../format/gate.js';
 import { inputError } from '../input.js';
+import { registryFlags, registrySettings } from '../registry/flags.js';
+import { mayBeReference } from '../registry/read.js';
 import { limitFlags, limitOptions } from '../setting-flags.js';
+import type { DeploySource } from '@berm/protocol';
 
 export default class Deploy extends BaseCommand {
   static summary = 'Deploy an image as a named harness.';
   static description =
-    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). --dry-run asks the same of the daemon (every check and the gate) and prints what a deploy would do, or how it would be refused, with nothing stored or served. A deploy ends with the history entry it made (who, through which bermd, when; `berm history NAME` lists them). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
+    'Sends IMAGE (a wasm module with a .berm.abi section) to bermd, which checks it against the guest ABI, compiles it and stores it as NAME, replacing what was there. A replacement that breaks a tool or event callers used lately (30 days by default) is refused and its breaks are listed; --force deploys it anyway. Prints the breaks the daemon reported and its notices (a declared program that is not deployed is said, and the deploy carries on). --dry-run asks the same of the daemon (every check and the gate) and prints what a deploy would do, or how it would be refused, with nothing stored or served. IMAGE may be a registry reference: crab resolves it to its manifest digest, pulls the image by that digest, checks both digests, and the deploy records the reference and digest it came from (`berm ls`, `berm history`); --require-digest refuses a reference without @sha256:…. A deploy ends with the history entry it made (who, through which bermd, when; `berm history NAME` lists them). Exits 1 when the daemon refuses the image, 2 on bad input, 3 when the daemon cannot be reached.';
   static examples = [
     '<%= config.bin %> deploy echo examples/echo.wasm',
     '<%= config.bin %> deploy --dry-run weather build/weather.wasm',
     'BERM_URL=http://127.0.0.1:9000 <%= config.bin %> deploy --json echo build/echo.wasm',
     '<%= config.bin %> deploy weather build/weather.wasm --call-timeout 5s --max-memory 16M --grant berm.http.fetch=api.example.com --grant secret=example',
     '<%= config.bin %> deploy crawler build/crawler.wasm --max-concurrency 1',
+    '<%= config.bin %> deploy weather oci://ghcr.io/org/weather@sha256:… --require-digest',
   ];
 
   static args = {
     name: Args.string({ description: 'the harness name: 1 to 64 letters, digits, _ or - (no dots)', required: true }),
-    image: Args.string({ description: 'the wasm image to deploy', required: true }),
+    image: Args.string({
+      description: 'the wasm image to deploy: a file, or a registry reference (oci://HOST/REPO:TAG or @sha256:…)',
+      required: true,
+    }),
   };
 
   static flags = {
@@ -43,15 +50,51 @@ export default class Deploy extends BaseCommand {
       helpValue: 'GRANT',
       multiple: true,
     }),
+    ...registryFlags,
+    'require-digest': Flags.boolean({
+      description:
+        'refuse a registry reference without a digest (@sha256:…): deploy only what was reviewed, never what a tag points to now',
+      default: false,
+    }),
   };
 
   async run(): Promise<DeployResult> {
     const { args, flags } = await this.parse(Deploy);
-    let bytes: Uint8Array;
-    try {
-      bytes = await readFile(args.image);
-    } catch (e) {
-      throw inputError(args.image, e);
+    let bytes: Uint8Array | undefined;
+    let source: DeploySource | undefined;
+    if (mayBeReference(args.image)) {
+      const { referenceOf, pullImage } = await import('../registry/images.js');
+      const ref = await referenceOf(args.image);
+      if (ref !== undefined) {
+        if (flags['require-digest'] && ref.digest === undefined) {
+          throw new CliError(
+            'digest-required',
+            `'${args.image}' names a tag, and --require-digest asks for a digest: deploy ${args.image.replace(/:[^:/]*$/, '')}@sha256:…`,
+            {
+              image: args.image,
+            },
+          );
+        }
+        // The image is read by the digest the reference resolved to, and its bytes checked against it.
+        const pulled = await pullImage(ref, registrySettings(flags));
+        bytes = pulled.bytes;
+        const { formatReference } = await import('@berm/oci');
+        source = { reference: formatReference(ref), digest: pulled.resolved.digest };
+      }
+    }
+    if (bytes === undefined) {
+      if (flags['require-digest']) {
+        throw new CliError(
+          'digest-required',
+          `'${args.image}' is a file, and --require-digest asks for a registry reference with a digest`,
+          { image: args.image },
+        );
+      }
+      try {
+        bytes = await readFile(args.image);
+      } catch (e) {
+        throw inputError(args.image, e);
+      }
     }
     const client = await this.connect(flags);
     let result: DeployResult;
@@ -61,6 +104,7 @@ export default class Deploy extends BaseCommand {
         dryRun: flags['dry-run'],
         ...limitOptions(flags),
         grants: flags.grant,
+        ...(source === undefined ? {} : { source }),
       });
     } catch (e) {
       // A refusal is the daemon's answer about this image: said as such, with its code and status kept.

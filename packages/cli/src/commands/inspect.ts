@@ -6,16 +6,25 @@ import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { renderManifest } from '../format/manifest.js';
 import { readImage } from '../input.js';
+import { registryFlags, registrySettings } from '../registry/flags.js';
+import { readImageOrReference } from '../registry/read.js';
 import { tokenFlag } from '../token-flag.js';
 
 export default class Inspect extends BaseCommand {
   static summary = 'Print the manifest an image carries.';
   static description =
-    'Reads the .berm.abi section of a wasm module or ELF file without compiling or running anything, and prints its tools, events and deps. With --json, prints exactly the merged manifest object.';
-  static examples = ['<%= config.bin %> inspect examples/echo.wasm', '<%= config.bin %> inspect --json examples/echo.wasm > manifest.json'];
+    "Reads the .berm.abi section of a wasm module or ELF file without compiling or running anything, and prints its tools, events and deps. IMAGE may be a registry reference: the manifest is read from the artifact's berm layer (or by range reads of its wasm layer), never by downloading the image. With --json, prints exactly the merged manifest object.";
+  static examples = [
+    '<%= config.bin %> inspect examples/echo.wasm',
+    '<%= config.bin %> inspect --json examples/echo.wasm > manifest.json',
+    '<%= config.bin %> inspect oci://ghcr.io/org/weather:latest',
+  ];
 
   static args = {
-    image: Args.string({ description: 'a wasm module or ELF file with a .berm.abi section', required: true }),
+    image: Args.string({
+      description: 'a wasm module or ELF file with a .berm.abi section, or a registry reference (oci://HOST/REPO:TAG)',
+      required: true,
+    }),
   };
 
   // Not the shared daemon flags: here no address means no daemon is asked (rather than the
@@ -27,11 +36,12 @@ export default class Inspect extends BaseCommand {
       helpValue: 'URL',
     }),
     token: tokenFlag,
+    ...registryFlags,
   };
 
   async run(): Promise<ManifestData> {
     const { args, flags } = await this.parse(Inspect);
-    const manifest = await readImage(args.image);
+    const manifest = await readImageOrReference(args.image, () => readImage(args.image), registrySettings(flags));
     if (!this.jsonEnabled()) {
       // Nothing to mark, nothing to ask: a BERM_URL whose daemon is down must not fail the command.
       const deployed = manifest.data.deps.programs.length > 0 ? await this.deployedPrograms(flags) : undefined;

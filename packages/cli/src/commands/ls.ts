@@ -40,7 +40,20 @@ export function renderList(answer: HarnessSummary[], paint: Paint, now: Date = n
   if (answer.length === 0) return paint.dim('no harnesses deployed');
   // Versions come from images, and every cell from the daemon's answer: all of it is made printable.
   const list = printableDeep(answer);
-  const header = ['NAME', 'VERSION', 'TOOLS', 'DIGEST', 'DEPLOYED', 'DEPLOYED BY', 'LAST USED', 'LIMITS', 'GRANTS'];
+  // SOURCE only when a harness came from a registry: the table stays as narrow as it was for files.
+  const sourced = list.some((h) => h.source !== undefined);
+  const header = [
+    'NAME',
+    'VERSION',
+    'TOOLS',
+    'DIGEST',
+    'DEPLOYED',
+    'DEPLOYED BY',
+    'LAST USED',
+    'LIMITS',
+    'GRANTS',
+    ...(sourced ? ['SOURCE'] : []),
+  ];
   const rows = list.map((h) => {
     const tools = clip(h.tools.join(', '), MAX_TOOLS_WIDTH);
     return [
@@ -53,6 +66,7 @@ export function renderList(answer: HarnessSummary[], paint: Paint, now: Date = n
       ago(h.last_used_at, now),
       limitsText(h.limits),
       clip(grantsText(h.grants), MAX_GRANTS_WIDTH),
+      ...(sourced ? [h.source === undefined ? '-' : `${h.source.reference} (${shortDigest(h.source.digest)})`] : []),
     ];
   });
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((r) => r[i]!.length)));

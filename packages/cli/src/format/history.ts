@@ -51,6 +51,7 @@ export function entryLine(answered: HistoryEntry, paint: Paint): string {
   const entry = printableDeep(answered);
   let line = `${paint.dim('history:')} ${entry.action} by ${deployedByText(entry.principal)} via ${entry.replica} at ${whenText(entry.at)}`;
   if (entry.from !== null) line += `, from ${versionOf(entry.from)} (${digestOf(entry.from)})`;
+  if (entry.source !== undefined) line += `; source ${entry.source.reference} (${shortDigest(entry.source.digest)})`;
   if (entry.forced_past.length > 0) line += `; ${paint.yellow(`forced past ${countText(entry.forced_past.length)}`)}`;
   else if (entry.forced) line += `; ${paint.yellow('forced')}`;
   return line;

@@ -23,6 +23,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** The working directory; the repository root by default. */
   cwd?: string;
+  /** Written to the command's standard input, which is then closed. */
+  input?: string;
 }
 
 /**
@@ -61,7 +63,7 @@ export function runCli(args: string[], options: RunOptions = {}): Promise<CliRes
 export function runCliBytes(args: string[], options: RunOptions = {}): Promise<{ code: number; stdout: Buffer; stderr: Buffer }> {
   const bin = join(repoRoot, 'bin', options.bin ?? 'crab');
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [bin, ...args],
       { cwd: options.cwd ?? repoRoot, env: neutralEnv(options.env ?? {}), encoding: 'buffer' },
@@ -70,6 +72,7 @@ export function runCliBytes(args: string[], options: RunOptions = {}): Promise<{
         else resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
       },
     );
+    if (options.input !== undefined) child.stdin?.end(options.input);
   });
 }
 
