@@ -9,6 +9,8 @@ import { stoppedAt } from '../../../test/helpers/timeouts.js';
 import { controlCharacters, repoRoot, runCli, runCliBytes, Scratch, type CliResult } from './helpers/cli.js';
 
 const SPIN_LIMIT = '300ms';
+/** Each test runs the command line a few times, each a process of its own on a machine that may be busy. */
+const CLI_TIMEOUT = 180_000;
 
 let scratch: Scratch;
 let daemon: RunningDaemon;
@@ -49,7 +51,7 @@ async function both(harness: string, tool: string, args: string[]): Promise<{ ru
   return { run, call };
 }
 
-describe('berm call and crab run print the same document', () => {
+describe('berm call and crab run print the same document', { timeout: CLI_TIMEOUT }, () => {
   it.each([
     ['a structured result, from key=value pairs typed by the schema', 'echo', 'echo', ['text=hi there', 'times=2']],
     ['a structured result, from one JSON object', 'echo', 'echo', ['{"text": "hi", "times": 0}']],
@@ -80,7 +82,7 @@ describe('berm call and crab run print the same document', () => {
   });
 });
 
-describe('berm call and crab run refuse alike', () => {
+describe('berm call and crab run refuse alike', { timeout: CLI_TIMEOUT }, () => {
   it.each([
     ['arguments that do not fit the schema', 'echo', 'echo', ['text=hi', 'times=many'], 2, 'invalid-arguments'],
     ['a required argument missing', 'echo', 'echo', ['times=1'], 2, 'invalid-arguments'],
@@ -122,7 +124,7 @@ describe('berm call and crab run refuse alike', () => {
   });
 });
 
-describe('berm call for people', () => {
+describe('berm call for people', { timeout: CLI_TIMEOUT }, () => {
   it('takes HARNESS TOOL as two words, and prints the result and the events, what the guest chose made printable', async () => {
     const fields = '{"event": "reading", "fields": {"celsius": 7, "note": "\\u001b[31mred"}}';
     const call = await runCliBytes(['call', 'relay', 'emit', fields], { bin: 'berm', env: { BERM_URL: daemon.url } });

@@ -13,6 +13,8 @@ import { buildImage, sampleManifest } from '../../../test/helpers/wat.js';
 import { repoRoot, runCli, Scratch, type CliResult } from './helpers/cli.js';
 
 const SECRET = 'upstream-key-5c1e';
+/** Each test runs the command line a few times, each a process of its own on a machine that may be busy. */
+const CLI_TIMEOUT = 180_000;
 const ECHO = join(repoRoot, 'examples', 'echo.wasm');
 
 let scratch: Scratch;
@@ -65,7 +67,7 @@ afterAll(async () => {
   await scratch?.remove();
 });
 
-describe('crab run', () => {
+describe('crab run', { timeout: CLI_TIMEOUT }, () => {
   it('types key=value pairs by the schema: numbers, booleans and JSON where the field takes them, text otherwise', async () => {
     const result = await runCli([
       'run',
