@@ -38,6 +38,18 @@ export abstract class BaseCommand extends Command {
     return client;
   }
 
+  /**
+   * bermd's address and the bearer token to send it (`--url`, `--token`, else the stored login), for a
+   * command that speaks to bermd other than through the client (`berm call`, over `/mcp`).
+   */
+  protected async bearer(flags: { url?: string; token?: string }): Promise<{ url: string; token?: string }> {
+    const { DEFAULT_URL } = await import('@berm/client');
+    const { credentialFor, tokenOf } = await import('./login/credential.js');
+    const url = flags.url ?? DEFAULT_URL;
+    this.credential = await credentialFor(url, flags.token);
+    return { url, token: tokenOf(this.credential) };
+  }
+
   /** How to ask for help on the command as it was typed: `crab inspect`, `berm breaks`. */
   protected get helpCommand(): string {
     return [this.config.bin, ...(this.id ? this.id.split(':') : [])].join(' ');

@@ -1,7 +1,7 @@
 /**
  * The one place where a failure's stable code becomes the process exit status (spec §7).
- * The table lists every code the command line can meet, the daemon's (`@berm/protocol`), the
- * client's, the manifest reader's, the guest build's and its own, and the compiler holds it to that:
+ * The table lists every code the command line can meet, the daemon's (`@berm/protocol`), a tool
+ * call's (`crab run`, `berm call`), the client's, the manifest reader's, the guest build's and its own, and the compiler holds it to that:
  * a code added to any of them and not here fails the build. A code the table cannot know (from a newer daemon) falls back
  * on the HTTP status the daemon answered with, then on `GENERIC_FAILURE`.
  */
@@ -9,7 +9,7 @@ import type { ClientErrorCode } from '@berm/client';
 import type { GuestErrorCode } from '@berm/guest/build';
 import type { ManifestErrorCode } from '@berm/manifest';
 import type { OciErrorCode } from '@berm/oci';
-import type { ErrorCode } from '@berm/protocol';
+import type { CallErrorCode, ErrorCode } from '@berm/protocol';
 
 /** The codes the command line raises itself (`CliError`). */
 export const CLI_ERROR_CODES = [
@@ -22,6 +22,8 @@ export const CLI_ERROR_CODES = [
   'harness-not-found',
   'dir-not-empty',
   'internal',
+  // crab run's --secrets file, read as bermd reads its own.
+  'bad-secrets-file',
   // berm login and the logins it stores.
   'no-authorization-server',
   'authorization-server-unreachable',
@@ -36,7 +38,7 @@ export const CLI_ERROR_CODES = [
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
 
 /** Every code a failure of the command line can carry. */
-export type Code = ErrorCode | ClientErrorCode | ManifestErrorCode | GuestErrorCode | OciErrorCode | CliErrorCode;
+export type Code = ErrorCode | CallErrorCode | ClientErrorCode | ManifestErrorCode | GuestErrorCode | OciErrorCode | CliErrorCode;
 
 export const EXIT = {
   ok: 0,
@@ -74,6 +76,7 @@ export const EXIT_CODES = {
   'no-entry': EXIT.badInput,
   'build-error': EXIT.badInput,
   'toolchain-incomplete': EXIT.badInput,
+  'bad-secrets-file': EXIT.badInput,
   'bad-package-name': EXIT.badInput,
 
   // The daemon could not be reached, or what answered at its address is not bermd.
@@ -157,6 +160,23 @@ export const EXIT_CODES = {
   'registry-error': EXIT.negative,
   // ...or cannot be reached, as for the daemon: trying again later may work.
   'registry-unreachable': EXIT.unreachable,
+  // A tool call (crab run, berm call) the tool answered with an error: its negative answer.
+  'guest-error': EXIT.negative,
+  'trap': EXIT.negative,
+  'bad-result': EXIT.negative,
+  // ...or the host refused: a name or arguments that are wrong, as for any bad input...
+  'unknown-tool': EXIT.badInput,
+  'invalid-arguments': EXIT.badInput,
+  // ...a harness that is not there, as undeploy's not-found...
+  'unknown-harness': EXIT.negative,
+  // ...or stopped it at a limit, or before it ended.
+  'timeout': EXIT.negative,
+  'memory-limit': EXIT.negative,
+  'result-too-large': EXIT.negative,
+  'cancelled': EXIT.negative,
+  'closed': EXIT.negative,
+  // Its harness's line of waiting calls was full: trying again later may work.
+  'busy': EXIT.unreachable,
 
   // The daemon failed without an answer to give.
   'internal': EXIT.negative,

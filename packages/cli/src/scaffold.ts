@@ -1,6 +1,6 @@
 /**
  * What `crab new NAME` writes: a harness that builds as it is, with one tool, one event, a test that
- * runs the built image with nothing but Node, and a README that says how to build, deploy and call it.
+ * runs the built image on bermd's runtime (`@berm/guest/testing`), and a README that says how to build, deploy and call it.
  */
 
 /** A name that is both a harness name (spec §5) and an npm package name. */
@@ -99,56 +99,35 @@ const TSCONFIG = `{
 `;
 
 function testFile(name: string): string {
-  return `// Runs build/${name}.wasm the way a berm host does (docs/contract.md §4), with nothing but Node:
-// crab build && node --test
+  return `// Runs build/${name}.wasm in bermd's own runtime, with its limits, validators and host calls, as a
+// deploy would admit it and an MCP client would call it: crab build && npm install && node --test
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { load } from "@berm/guest/testing";
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const image = new URL("../build/${name}.wasm", import.meta.url);
 
-async function load() {
-  const events = [];
-  let exports;
-  const read = (ptr, len) => JSON.parse(decoder.decode(new Uint8Array(exports.memory.buffer, ptr, len)));
-  const write = (value) => {
-    const bytes = encoder.encode(JSON.stringify(value));
-    const ptr = exports.berm_alloc(bytes.length);
-    new Uint8Array(exports.memory.buffer, ptr, bytes.length).set(bytes);
-    return (BigInt(ptr) << 32n) | BigInt(bytes.length);
-  };
-  const host = {
-    berm: {
-      log: () => write({ ok: null }),
-      emit: (ptr, len) => {
-        events.push(read(ptr, len));
-        return write({ ok: null });
-      },
-      call: () => write({ refused: "no other program in this test" }),
-    },
-  };
-  const { instance } = await WebAssembly.instantiate(await readFile(new URL("../build/${name}.wasm", import.meta.url)), host);
-  exports = instance.exports;
-  const call = (tool, args) => {
-    const bytes = encoder.encode(JSON.stringify(args));
-    const ptr = exports.berm_alloc(bytes.length);
-    new Uint8Array(exports.memory.buffer, ptr, bytes.length).set(bytes);
-    const packed = exports[\`berm_tool_\${tool}\`](ptr, bytes.length);
-    return read(Number(packed >> 32n), Number(packed & 0xffffffffn));
-  };
-  return { call, events };
-}
-
-test("hello greets, and says so with an event", async () => {
-  const { call, events } = await load();
-  assert.deepEqual(call("hello", { name: "Ada", excitement: 2 }), { ok: { message: "Hello, Ada!!", length: 12 } });
-  assert.deepEqual(events, [{ event: "greeted", fields: { name: "Ada" } }]);
+test("hello greets, and says so with an event", async (t) => {
+  const harness = await load(image);
+  t.after(() => harness.close());
+  const answer = await harness.call("hello", { name: "Ada", excitement: 2 });
+  assert.equal(answer.isError, false);
+  assert.deepEqual(answer.result, { message: "Hello, Ada!!", length: 12 });
+  assert.deepEqual(answer.events, [{ harness: "${name}", tool: "hello", event: "greeted", fields: { name: "Ada" } }]);
 });
 
-test("hello answers an error for an empty name", async () => {
-  const { call } = await load();
-  assert.deepEqual(call("hello", { name: "" }), { error: "name is empty: say who to greet" });
+test("hello answers an error for an empty name", async (t) => {
+  const harness = await load(image);
+  t.after(() => harness.close());
+  const answer = await harness.call("hello", { name: "" });
+  assert.equal(answer.isError, true);
+  assert.deepEqual(answer.content, [{ type: "text", text: "name is empty: say who to greet" }]);
+});
+
+test("hello refuses arguments its schema does not allow, before it runs", async (t) => {
+  const harness = await load(image);
+  t.after(() => harness.close());
+  await assert.rejects(harness.call("hello", { excitement: 1 }), { code: "invalid-arguments" });
 });
 `;
 }
@@ -163,19 +142,21 @@ parameter and result types become the manifest (see the @berm/guest README for t
 ## Build
 
 \`\`\`sh
-crab build              # writes build/${name}.wasm, the manifest embedded
-node --test             # runs the image the way a host does
+crab build                      # writes build/${name}.wasm, the manifest embedded
+crab run . hello name=Ada       # builds, then runs one tool with bermd's runtime and limits, no daemon
+npm install && node --test      # the tests, on bermd's runtime (@berm/guest/testing)
 crab inspect build/${name}.wasm
 \`\`\`
 
-Nothing needs installing: crab brings the compiler, json-as and the guest library. \`npm install\`
-gives your editor their types, and crab then builds with those versions.
+Building needs nothing installed: crab brings the compiler, json-as and the guest library. \`npm install\`
+gives your editor their types (crab then builds with those versions) and the tests their runtime.
 
 ## Deploy and call
 
 \`\`\`sh
 bermd &                                   # the daemon, on 127.0.0.1:7477
 crab deploy ${name} build/${name}.wasm
+berm call ${name}.hello name=Ada          # through bermd's /mcp, as an MCP client calls it
 \`\`\`
 
 An MCP client connected to \`http://127.0.0.1:7477/mcp\` lists the tool \`${name}.hello\` and calls it

@@ -33,9 +33,9 @@ class BadLimitFlag extends Error {
 const PLACEHOLDER: Record<HarnessSettingRow['kind'], string> = { duration: 'DURATION', size: 'SIZE', count: 'N' };
 
 /** The flag of one row: its value as the row reads it, under the setting's wire name (as the query's refusal names it). */
-function limitFlag(row: HarnessSettingRow) {
+function limitFlag(row: HarnessSettingRow, lead = "this harness's own, at most the daemon's") {
   return Flags.custom<number>({
-    description: `this harness's own, at most the daemon's: ${row.help}`,
+    description: `${lead}: ${row.help}`,
     helpValue: PLACEHOLDER[row.kind],
     // The query parameter's name read as a flag, where it differs, as an earlier crab spelt it.
     aliases: aliasOf(row),
@@ -56,6 +56,21 @@ function aliasOf(row: HarnessSettingRow): string[] {
 export const limitFlags: Record<string, ReturnType<typeof limitFlag>> = Object.fromEntries(
   HARNESS_SETTINGS.map((row) => [row.flag, limitFlag(row)]),
 );
+
+/** The same flags for `crab run`, which sets the limits itself in a daemon's stead (the daemon's defaults when unset). */
+export const runLimitFlags: Record<string, ReturnType<typeof limitFlag>> = Object.fromEntries(
+  HARNESS_SETTINGS.map((row) => [row.flag, limitFlag(row, "the run's limit, bermd's default when unset")]),
+);
+
+/** The limits given as flags, by their settings' wire names, as the runtime's limits are written. */
+export function limitWireValues(flags: Record<string, unknown>): Partial<Record<HarnessSettingRow['harness']['wire'], number>> {
+  const out: Partial<Record<HarnessSettingRow['harness']['wire'], number>> = {};
+  for (const row of HARNESS_SETTINGS) {
+    const value = flags[row.flag];
+    if (typeof value === 'number') out[row.harness.wire] = value;
+  }
+  return out;
+}
 
 /** The limits given as flags, by their settings' names in code, as the client's deploy takes them. */
 export function limitOptions(flags: Record<string, unknown>): DeployLimitOptions {

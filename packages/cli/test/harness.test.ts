@@ -3,14 +3,14 @@
 // lists and calls it. The weather and geo examples, built the same way, show berm.http.fetch with a
 // secret, an event, and berm.call telling Refused from Failed; an edit from u32 to i32 is a break.
 import { execFile } from 'node:child_process';
-import { copyFile, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Manifest } from '@berm/manifest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { connect, valueOf, textOf, type McpConnection } from '../../bermd/test/mcp-client.js';
 import { RemoteHost } from '../../bermd/test/remote.js';
-import { runCli, Scratch, type CliResult } from './helpers/cli.js';
+import { repoRoot, runCli, Scratch, type CliResult } from './helpers/cli.js';
 
 const SECRET = 'weather-api-key-7f3a';
 /** A test that runs `crab build`: a compile takes seconds, more on a machine running the other test files. */
@@ -96,14 +96,17 @@ afterAll(async () => {
 });
 
 describe('crab new', () => {
-  it('writes a project whose test passes against the image crab build made', async () => {
+  it("writes a project whose test passes against the image crab build made, on bermd's runtime through @berm/guest/testing", async () => {
     expect(built.hello!.image).toBe(join(project, 'build', 'hello.wasm'));
     const manifest = Manifest.fromImage(new Uint8Array(await readFile(built.hello!.image))).toJSON();
     expect(manifest).toEqual(built.hello!.manifest);
     expect(manifest.tools.map((t) => t.name)).toEqual(['hello']);
     expect(manifest.events.map((e) => e.name)).toEqual(['greeted']);
+    // What npm install would give the project's test, from this checkout rather than the registry.
+    await mkdir(join(project, 'node_modules', '@berm'), { recursive: true });
+    await symlink(join(repoRoot, 'packages', 'guest'), join(project, 'node_modules', '@berm', 'guest'), 'dir');
     const run = await nodeTest(project);
-    expect(run.stdout).toMatch(/# pass 2\n# fail 0/);
+    expect(run.stdout).toMatch(/# pass 3\n# fail 0/);
     expect(run.code).toBe(0);
   });
 

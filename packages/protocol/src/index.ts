@@ -76,3 +76,13 @@ export { readSettingText, printDefault, type SettingValue } from './setting-valu
 export { settingsTable, SETTINGS_TABLE_START, SETTINGS_TABLE_END } from './settings-table.js';
 export { backoff, type Backoff } from './backoff.js';
 export { SCOPE, SCOPES, Principal, callScope, harnessOfCallScope, isBermScope } from './scopes.js';
+export {
+  CALL_ERROR_CODES,
+  TOOL_ERROR_CODES,
+  isCallRefusal,
+  type CallErrorCode,
+  type ToolEvent,
+  type ToolLog,
+  type ToolContent,
+  type ToolAnswerDocument,
+} from './tool-answer.js';

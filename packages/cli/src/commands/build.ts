@@ -1,10 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import type { ManifestData } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
 import { printable } from '../format/printable.js';
+import { buildProject } from '../project-build.js';
 
 export interface BuildCommandResult {
   image: string;
@@ -27,22 +26,7 @@ export default class Build extends BaseCommand {
 
   async run(): Promise<BuildCommandResult> {
     const { args, flags } = await this.parse(Build);
-    const { build, isGuestError } = await import('@berm/guest/build');
-    let result: Awaited<ReturnType<typeof build>>;
-    try {
-      result = await build({ dir: args.dir, optimize: flags.optimize });
-    } catch (e) {
-      // The compiler's report is the answer to read: on stderr as it gives it, before crab's one line.
-      if (isGuestError(e) && typeof e.details.text === 'string' && e.details.text && !this.jsonEnabled()) {
-        process.stderr.write(`${printable(e.details.text)}\n\n`);
-      }
-      throw e;
-    }
-    if (result.text && !this.jsonEnabled()) process.stderr.write(`${printable(result.text)}\n\n`);
-    const outDir = join(args.dir, 'build');
-    await mkdir(outDir, { recursive: true });
-    const image = join(outDir, `${result.name}.wasm`);
-    await writeFile(image, result.bytes);
+    const { image, result } = await buildProject(args.dir, { optimize: flags.optimize, quiet: this.jsonEnabled() });
     if (!this.jsonEnabled()) {
       const { tools, events } = result.manifest;
       const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
