@@ -59,7 +59,8 @@ export async function telemetryCost({ calls, concurrency, extraArgs = [] }) {
     Object.entries(configs).flatMap(([key, config]) =>
       Object.entries(generations).map(([gen, g]) => [
         `${key} ${gen}`,
-        () => measure(`${g.name}: ${config.label}, ${concurrency} in flight`, calls, concurrency, config.callers[gen], echo, config.bermd.pid),
+        () =>
+          measure(`${g.name}: ${config.label}, ${concurrency} in flight`, calls, concurrency, config.callers[gen], echo, config.bermd.pid),
       ]),
     ),
   );

@@ -1,4 +1,4 @@
-import type { Paint } from './format/paint.js';
+import type { Paint } from '@berm/format/paint';
 
 /**
  * Colour for stdout. chalk turns it off when stdout is not a terminal and on with FORCE_COLOR;

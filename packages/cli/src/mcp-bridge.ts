@@ -34,7 +34,7 @@ import {
   SUBSCRIPTION_ID_META_KEY,
 } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { printable } from './format/printable.js';
+import { printable } from '@berm/format/printable';
 import { answeredError, describe, errorOfBody, RefusalBodies, refusedScope, statusOf } from './mcp-failure.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';

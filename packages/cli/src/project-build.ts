@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { printable } from './format/printable.js';
+import { printable } from '@berm/format/printable';
 
 export interface BuiltProject {
   image: string;

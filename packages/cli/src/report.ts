@@ -1,5 +1,5 @@
 import { describeFailure, type Failure } from './failure.js';
-import { jsonText, printable } from './format/printable.js';
+import { jsonText, printable } from '@berm/format/printable';
 
 /** What `--json` prints: one JSON document, uncoloured, on stdout, with no control character in it. */
 export function writeJson(value: unknown): void {

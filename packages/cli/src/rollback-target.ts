@@ -5,7 +5,7 @@
  */
 import type { BermClient } from '@berm/client';
 import { CliError } from './failure.js';
-import { shortDigest } from './format/harness.js';
+import { shortDigest } from '@berm/format/harness';
 
 const FULL = /^sha256:[0-9a-f]{64}$/;
 const PREFIX = /^(?:sha256:)?([0-9a-f]{4,64})$/;

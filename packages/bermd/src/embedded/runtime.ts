@@ -97,17 +97,11 @@ export class EmbeddedRuntime {
   private readonly serve: readonly string[];
   private readonly secrets: Secrets;
 
-  private constructor(options: EmbeddedOptions) {
+  private constructor(options: EmbeddedOptions, secrets: Secrets, egress: HttpEgress | undefined) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.serve = options.serve ?? [];
-    for (const name of this.serve) {
-      if (!SERVABLE_SYSCALLS.includes(name))
-        throw new BermdError('bad-request', `${name} cannot be served: the runtime serves ${SERVABLE_SYSCALLS.join(' and ')}`);
-    }
-    this.secrets = options.secrets ?? Secrets.none();
-    // Quiet: what a request's refusal says reaches the guest, and the caller through its answer.
-    const logger: Logger = pino({ level: 'silent' });
-    this.egress = this.serve.length === 0 ? undefined : new HttpEgress({ secrets: this.secrets, logger, httpProxy: options.httpProxy });
+    this.secrets = secrets;
+    this.egress = egress;
     const services = new Map<string, HostService>(HTTP_SYSCALLS.map((name) => [name, unserved(name)]));
     for (const [name, service] of this.egress?.services(this.serve) ?? []) services.set(name, service);
     const { maxConcurrency, ...limits } = runtimeLimits(this.limits);
@@ -127,7 +121,16 @@ export class EmbeddedRuntime {
    * as a deploy admits each: throws the `BermdError` a deploy would refuse it with.
    */
   static async open(images: readonly EmbeddedImage[], options: EmbeddedOptions = {}): Promise<EmbeddedRuntime> {
-    const runtime = new EmbeddedRuntime(options);
+    const serve = options.serve ?? [];
+    for (const name of serve) {
+      if (!SERVABLE_SYSCALLS.includes(name))
+        throw new BermdError('bad-request', `${name} cannot be served: the runtime serves ${SERVABLE_SYSCALLS.join(' and ')}`);
+    }
+    const secrets = options.secrets ?? Secrets.none();
+    // Quiet: what a request's refusal says reaches the guest, and the caller through its answer.
+    const logger: Logger = pino({ level: 'silent' });
+    const egress = serve.length === 0 ? undefined : await HttpEgress.create({ secrets, logger, httpProxy: options.httpProxy });
+    const runtime = new EmbeddedRuntime(options, secrets, egress);
     try {
       for (const image of images) {
         try {

@@ -2,7 +2,7 @@ import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import type { ManifestData } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
-import { printable } from '../format/printable.js';
+import { printable } from '@berm/format/printable';
 import { buildProject } from '../project-build.js';
 
 export interface BuildCommandResult {

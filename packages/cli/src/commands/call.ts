@@ -6,7 +6,7 @@ import { callRefusal, TOOL_ERROR_EXIT_CODE, unknownTool } from '../call-answer.j
 import { stdoutPaint } from '../colour.js';
 import { daemonFlags } from '../daemon.js';
 import { CliError } from '../failure.js';
-import { renderToolAnswer } from '../format/tool-answer.js';
+import { renderToolAnswer } from '@berm/format/tool-answer';
 import { type McpCall, openMcpCall } from '../mcp-call.js';
 import { needsSchema, toolArguments } from '../tool-args.js';
 

@@ -4,8 +4,8 @@ import type { HistoryEntry } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { daemonFlags } from '../daemon.js';
-import { renderHistory } from '../format/history.js';
-import { printable } from '../format/printable.js';
+import { renderHistory } from '@berm/format/history';
+import { printable } from '@berm/format/printable';
 import { explainNoHistory, readHistory } from '../history-read.js';
 
 export default class History extends BaseCommand {

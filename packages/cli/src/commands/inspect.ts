@@ -4,7 +4,7 @@ import * as Flags from '@oclif/core/flags';
 import type { ManifestData } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
-import { renderManifest } from '../format/manifest.js';
+import { renderManifest } from '@berm/format/manifest';
 import { readImage } from '../input.js';
 import { registryFlags, registrySettings } from '../registry/flags.js';
 import { readImageOrReference } from '../registry/read.js';

@@ -2,7 +2,7 @@ import * as Flags from '@oclif/core/flags';
 import { DEFAULT_URL } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { CliError } from '../failure.js';
-import { printable } from '../format/printable.js';
+import { printable } from '@berm/format/printable';
 import { clientFor, forgetClient } from '../login/client.js';
 import { type Discovered, discover } from '../login/discover.js';
 import { authorize, CALLBACK_WAIT_MS } from '../login/flow.js';

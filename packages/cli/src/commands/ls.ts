@@ -2,9 +2,9 @@ import type { HarnessSummary } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { daemonFlags } from '../daemon.js';
-import { ago, deployedByText, grantsText, limitsText, shortDigest } from '../format/harness.js';
-import type { Paint } from '../format/paint.js';
-import { printableDeep } from '../format/printable.js';
+import { ago, deployedByText, grantsText, limitsText, shortDigest } from '@berm/format/harness';
+import type { Paint } from '@berm/format/paint';
+import { printableDeep } from '@berm/format/printable';
 
 export default class Ls extends BaseCommand {
   static summary = 'List the deployed harnesses.';

@@ -5,7 +5,7 @@ import * as Flags from '@oclif/core/flags';
 import { bundledToolchain } from '@berm/guest/build';
 import { BaseCommand } from '../base-command.js';
 import { CliError } from '../failure.js';
-import { printable } from '../format/printable.js';
+import { printable } from '@berm/format/printable';
 import { PROJECT_NAME, scaffold } from '../scaffold.js';
 
 export interface NewResult {

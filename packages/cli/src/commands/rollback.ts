@@ -5,8 +5,8 @@ import { BaseCommand } from '../base-command.js';
 import { stdoutPaint } from '../colour.js';
 import { daemonFlags } from '../daemon.js';
 import { CliError } from '../failure.js';
-import { gateVerdict, renderDeploy, rollbackVerb } from '../format/deploy.js';
-import { isBreaksCallers, refusalReason, renderRefusal } from '../format/gate.js';
+import { gateVerdict, renderDeploy, rollbackVerb } from '@berm/format/deploy';
+import { isBreaksCallers, refusalReason, renderRefusal } from '@berm/format/gate';
 import { resolveDigest } from '../rollback-target.js';
 
 export default class Rollback extends BaseCommand {

@@ -8,7 +8,7 @@ import { BaseCommand } from '../base-command.js';
 import { callRefusal, TOOL_ERROR_EXIT_CODE, unknownTool } from '../call-answer.js';
 import { stdoutPaint } from '../colour.js';
 import { CliError } from '../failure.js';
-import { renderToolAnswer } from '../format/tool-answer.js';
+import { renderToolAnswer } from '@berm/format/tool-answer';
 import { inputError } from '../input.js';
 import { buildProject } from '../project-build.js';
 import { limitWireValues, runLimitFlags } from '../setting-flags.js';

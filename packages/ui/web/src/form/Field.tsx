@@ -1,6 +1,6 @@
 /** One control per schema, recursively: each labelled, with its type and description as its hint. */
 import { useId, useState } from 'preact/hooks';
-import { renderSchema } from '@berm/cli/format';
+import { renderSchema } from '@berm/format';
 import type { JsonSchema } from '../types.js';
 import { enumValues, initialValue, InvalidJson, isSchemaObject, kindOf, requiredOf, resolve, type Schema } from './schema.js';
 
