@@ -75,3 +75,14 @@ export { readSettingText, printDefault, type SettingValue } from './setting-valu
 export { settingsTable, SETTINGS_TABLE_START, SETTINGS_TABLE_END } from './settings-table.js';
 export { backoff, type Backoff } from './backoff.js';
 export { SCOPE, SCOPES, Principal, callScope, harnessOfCallScope, isBermScope } from './scopes.js';
+export {
+  CALL_ERROR_KINDS,
+  FIGURES_HOUR_POINTS,
+  type CallErrorKind,
+  type FigureWindow,
+  type HourSeries,
+  type ToolFigures,
+  type HarnessFigures,
+  type FiguresSummary,
+  type FiguresChange,
+} from './figures.js';

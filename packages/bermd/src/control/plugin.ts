@@ -9,7 +9,9 @@ import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery, type WhoAmI }
 import { apiErrorOf, drainRejectedBody, needs, refuseScope, replyWithError } from '../app/index.js';
 import { readDeployQuery, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
+import { EventStreams } from './event-stream.js';
 import { addChangeStream } from './events.js';
+import { addFigureRoutes, type FiguresSource } from './figures.js';
 import { whoAmI } from './whoami.js';
 import {
   DEPLOY_SCHEMA,
@@ -31,6 +33,10 @@ export interface ControlOptions {
   maxEventStreams?: number;
   /** The interval of the `/events` streams' keep-alive comment (app/keep-alive.ts); its default when unset. */
   keepAliveMs?: number;
+  /** The live figures of the harnesses' calls (`GET /figures`, `GET /harnesses/{name}/figures`, `GET /figures/events`). */
+  figures: FiguresSource;
+  /** How often `GET /figures/events` may tell what moved; `FIGURES_INTERVAL_MS` when unset. */
+  figuresIntervalMs?: number;
 }
 
 /** How much of a too-large image is read and dropped so its sender gets the 413; past this the connection is closed. */
@@ -40,7 +46,8 @@ interface NameParams {
   name: string;
 }
 
-export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { registry, maxImageSize, maxEventStreams, keepAliveMs }) => {
+export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, options) => {
+  const { registry, maxImageSize } = options;
   app.setValidatorCompiler(validatorCompiler);
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
@@ -155,5 +162,7 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, { r
   // Any principal may ask who it is: a client says so, and what it may do, before it tries.
   app.get('/whoami', async (request): Promise<WhoAmI> => whoAmI(request.principal));
 
-  addChangeStream(app, registry, maxEventStreams, keepAliveMs);
+  const streams = new EventStreams(app, options.maxEventStreams, options.keepAliveMs);
+  addChangeStream(app, registry, streams);
+  addFigureRoutes(app, options.figures, streams, options.figuresIntervalMs);
 };

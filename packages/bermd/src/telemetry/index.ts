@@ -3,3 +3,4 @@ export { BermdMetrics, type DeployAction, type GaugeSources } from './metrics.js
 export { outcomeOf, type CallOutcomeLabel } from './outcomes.js';
 export { methodLabel } from './mcp-methods.js';
 export { telemetryRoutes, type TelemetryRoutesOptions } from './routes.js';
+export { LiveFigures, type Clock } from './live-figures.js';
