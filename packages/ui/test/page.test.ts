@@ -44,7 +44,10 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
       const row = w.page.locator('tr[data-harness="weather"]');
       await row.waitFor();
       // The hour's figures come from GET /figures, read again once the deploy is announced.
-      await row.locator('[data-figure="hour-calls"]').filter({ hasText: /^0 calls$/ }).waitFor();
+      await row
+        .locator('[data-figure="hour-calls"]')
+        .filter({ hasText: /^0 calls$/ })
+        .waitFor();
       const cells = await row.locator('th, td').allInnerTexts();
       expect(cells.slice(0, 3)).toEqual(['weather', '1.4.0', 'forecast, outlook']);
       expect(cells[3]).toMatch(/^[0-9a-f]{12}$/);
