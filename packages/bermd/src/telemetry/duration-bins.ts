@@ -1,9 +1,9 @@
 /**
- * The live figures' duration histogram: fixed bins spaced by a quarter of a doubling from 10 µs, so a
+ * The live figures' duration histogram: fixed bins spaced by a quarter of a doubling from the lowest edge, so a
  * histogram is a plain array of counts, histograms of different seconds add bin by bin, and recording a
  * duration is one logarithm and one increment. A percentile is the nearest-rank bin's geometric middle:
  * a duration of that bin is within a factor 2^(1/8) of it, which is the error the page states. Below the
- * first edge is one bin; past the last (about 5.6 minutes) another, whose estimate is that edge.
+ * first edge is one bin; past the last another, whose estimate is that edge.
  */
 
 /** The lowest edge, in milliseconds: shorter durations share the first bin. */
