@@ -14,16 +14,15 @@ let d: RunningDaemon;
 let browser: Browser;
 let c: McpConnection;
 
+/** Each test's own harness: a tool that answers, one that fails, one never called. */
+const image = () =>
+  harnessImage(manifestWithTools(['lookup', 'broken', 'spare']), { tools: { broken: { kind: 'const', envelope: { error: 'no' } } } });
+
 /** How long a figure may take to reach the page: the stream's interval (2 s) and a read, with room to spare. */
 const LIVE_MS = 15_000;
 
 beforeAll(async () => {
   [d, browser] = await Promise.all([startDaemon(), launch()]);
-  const image = await harnessImage(manifestWithTools(['lookup', 'broken', 'spare']), {
-    tools: { broken: { kind: 'const', envelope: { error: 'no' } } },
-  });
-  await deploy(d.url, 'stats', image);
-  await deploy(d.url, 'idle', await harnessImage(manifestWithTools(['nap'])));
   c = await connect(d.url);
 });
 
@@ -42,6 +41,7 @@ const figure = (page: Page, tool: string, window: string, name: string) =>
 
 describe('live figures on the page', { timeout: 120_000 }, () => {
   it('shows each tool’s calls, error rate by kind and durations, and a call made while it is open', async () => {
+    await deploy(d.url, 'stats', await image());
     for (let i = 0; i < 4; i++) await call('stats.lookup', { query: `q${i}` });
     for (let i = 0; i < 3; i++) await call('stats.broken', { query: 'x' });
     await call('stats.lookup', { query: 7 });
@@ -84,25 +84,25 @@ describe('live figures on the page', { timeout: 120_000 }, () => {
   });
 
   it('shows each harness’s hour as a sparkline in the list, kept current, and fits 400 px', async () => {
+    await deploy(d.url, 'listed', await image());
+    await deploy(d.url, 'quiet', await image());
+    await call('listed.lookup', { query: 'a' });
+    await call('listed.broken', { query: 'b' });
     const w = await openPage(browser, { width: 400 });
     try {
       await openLive(w, d.url);
-      const row = (name: string) => w.page.locator(`tr[data-harness="${name}"] [data-sparkline]`);
-      await row('idle')
-        .locator('[data-figure="hour-calls"]')
-        .filter({ hasText: /^0 calls$/ })
-        .waitFor({ timeout: LIVE_MS });
-      const calls = await row('stats').locator('[data-figure="hour-calls"]').innerText();
-      const before = Number(/^(\d+) calls/.exec(calls)![1]);
-      expect(before).toBeGreaterThanOrEqual(8);
-      expect(await row('stats').locator('svg[role="img"]').getAttribute('aria-label')).toMatch(
-        new RegExp(`^Calls per minute over the last hour: ${before} calls, \\d+ failed, at most \\d+ in a minute$`),
+      const cell = (name: string) => w.page.locator(`tr[data-harness="${name}"] [data-sparkline]`);
+      const calls = (name: string, text: RegExp) =>
+        cell(name).locator('[data-figure="hour-calls"]').filter({ hasText: text }).waitFor({ timeout: LIVE_MS });
+      await calls('listed', /^2 calls, 1 failed$/);
+      expect(await cell('listed').locator('svg[role="img"]').getAttribute('aria-label')).toBe(
+        'Calls per minute over the last hour: 2 calls, 1 failed, at most 2 in a minute',
       );
-      await call('idle.nap', { query: 'z' });
-      await row('idle')
-        .locator('[data-figure="hour-calls"]')
-        .filter({ hasText: /^1 call$/ })
-        .waitFor({ timeout: LIVE_MS });
+      await calls('quiet', /^0 calls$/);
+      expect(await cell('quiet').locator('svg[role="img"]').getAttribute('aria-label')).toBe('Calls per minute over the last hour: none');
+      // A call made while the list is open shows without a reload.
+      await call('quiet.lookup', { query: 'z' });
+      await calls('quiet', /^1 call$/);
       expect(await overflowsSideways(w.page)).toBe(false);
       await w.page.screenshot({ path: path.join(await screenshotDir(), 'figures-list-400.png'), fullPage: true });
       expect(w.errors).toEqual([]);
