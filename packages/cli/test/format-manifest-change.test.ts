@@ -8,7 +8,18 @@ import { FORECAST_TOOL, tagged } from './helpers/cli.js';
 const RESET: ToolSpec = { name: 'reset', description: 'Resets.', arguments: { type: 'object', properties: {} } };
 
 function manifest(tools: ToolSpec[], events: ManifestData['events'] = []): ManifestData {
-  return { abi: 1, name: 'weather', version: '0.1.0', tools, events } as ManifestData;
+  return {
+    abi_version: 1,
+    version: '0.1.0',
+    description: '',
+    homepage: '',
+    repository: '',
+    readme: '',
+    usage: '',
+    tools,
+    events,
+    deps: { programs: [], syscalls: {}, secrets: [] },
+  } as ManifestData;
 }
 
 describe('manifestChange and renderManifestChange', () => {
