@@ -33,6 +33,8 @@ export const CLI_ERROR_CODES = [
   'login-store-unreadable',
   // crab deploy --require-digest given a tag.
   'digest-required',
+  // crab dev's own bermd did not start, or stopped while it ran.
+  'embedded-daemon-failed',
 ] as const;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
@@ -81,6 +83,7 @@ export const EXIT_CODES = {
 
   // The daemon could not be reached, or what answered at its address is not bermd.
   'daemon-unreachable': EXIT.unreachable,
+  'embedded-daemon-failed': EXIT.unreachable,
   'connection-lost': EXIT.unreachable,
   'unexpected-response': EXIT.unreachable,
   'shutting-down': EXIT.unreachable,

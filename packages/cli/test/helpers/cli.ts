@@ -1,7 +1,7 @@
 // Runs the real command line (`node bin/crab ...` from the repository root) as a child process,
 // with image and manifest files written to a temporary directory; and the fixtures that the
 // formatter tests and the command tests both read.
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +74,91 @@ export function runCliBytes(args: string[], options: RunOptions = {}): Promise<{
     );
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
+}
+
+/** A command line left running (`crab dev`, `berm mcp`): its output as it comes, awaited line by line. */
+export interface LiveCli {
+  process: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Where each stream has got to: what `next` reads after. */
+  mark(): { stdout: number; stderr: number };
+  /**
+   * Resolves with the first whole line of `stream` past `from` that `pattern` matches, already written or
+   * still to come; rejects when the process ends first or `timeoutMs` passes, quoting what it wrote.
+   */
+  next(
+    stream: 'stdout' | 'stderr',
+    pattern: RegExp,
+    from?: { stdout: number; stderr: number },
+    timeoutMs?: number,
+  ): Promise<RegExpExecArray>;
+  /** Resolves with the exit code (or the killing signal's name) once the process has ended and its output is read. */
+  exited: Promise<number | string>;
+}
+
+/** Starts the real command line and leaves it running; the caller ends it (a signal) and awaits `exited`. */
+export function spawnCli(args: string[], options: RunOptions = {}): LiveCli {
+  const bin = join(repoRoot, 'bin', options.bin ?? 'crab');
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: neutralEnv(options.env ?? {}),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const text = { stdout: '', stderr: '' };
+  const waiters = new Set<() => void>();
+  for (const stream of ['stdout', 'stderr'] as const) {
+    child[stream].setEncoding('utf8').on('data', (chunk: string) => {
+      text[stream] += chunk;
+      for (const check of [...waiters]) check();
+    });
+  }
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('close', (code, signal) => {
+      resolve(code ?? signal ?? -1);
+      for (const check of [...waiters]) check();
+    });
+  });
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const quote = (): string => `stdout:\n${text.stdout}\nstderr:\n${text.stderr}`;
+  return {
+    process: child,
+    stdout: () => text.stdout,
+    stderr: () => text.stderr,
+    mark: () => ({ stdout: text.stdout.length, stderr: text.stderr.length }),
+    next: (stream, pattern, from = { stdout: 0, stderr: 0 }, timeoutMs = 120_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no line matching ${pattern} on ${stream} within ${timeoutMs} ms:\n${quote()}`));
+        }, timeoutMs);
+        const check = (): void => {
+          const whole = text[stream].slice(from[stream], text[stream].lastIndexOf('\n') + 1);
+          for (const line of whole.split('\n')) {
+            const m = pattern.exec(line);
+            if (m !== null) {
+              clearTimeout(timer);
+              waiters.delete(check);
+              resolve(m);
+              return;
+            }
+          }
+          if (ended || child.exitCode !== null || child.signalCode !== null) {
+            clearTimeout(timer);
+            waiters.delete(check);
+            reject(
+              new Error(
+                `the command ended (${child.exitCode ?? child.signalCode}) before a line matching ${pattern} on ${stream}:\n${quote()}`,
+              ),
+            );
+          }
+        };
+        waiters.add(check);
+        check();
+      }),
+    exited,
+  };
 }
 
 /**
