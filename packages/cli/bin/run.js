@@ -7,7 +7,12 @@ import { fileURLToPath } from 'node:url';
 
 const pjson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const typed = basename(process.argv[1] ?? '');
-if ([pjson.oclif.bin, ...pjson.oclif.binAliases].includes(typed)) pjson.oclif.bin = typed;
+// The other name stays an alias, so that the completion `autocomplete` writes covers both names.
+const names = [pjson.oclif.bin, ...pjson.oclif.binAliases];
+if (names.includes(typed)) {
+  pjson.oclif.bin = typed;
+  pjson.oclif.binAliases = names.filter((name) => name !== typed);
+}
 const argv = process.argv.slice(2);
 // A reader that stops early (`| head`) closes the pipe; that ends the output, not in a crash.
 // oclif's Command installs the same handler, but the fast path below never loads it.
@@ -29,13 +34,32 @@ if (image !== undefined) {
   // The root plugin is built here only to tell oclif when oclif.manifest.json is stale.
   const plugin = new Plugin({ root, pjson, isRoot: true, ignoreManifest: manifestIsStale() });
   await plugin.load();
+  const plugins = new Map([[plugin.name, plugin]]);
+  // Given the plugins, oclif loads no others. The ones package.json lists (`autocomplete`) are loaded only
+  // when the command line is not one of crab's own commands, so that a command pays nothing for them:
+  // `crab autocomplete`, help on the whole CLI (which lists them), and an unknown command (whose
+  // did-you-mean looks at every command).
+  if (!namesOwnCommand(plugin, argv)) {
+    for (const name of pjson.oclif.plugins ?? []) {
+      const child = new Plugin({ root, name, type: 'core', parent: plugin });
+      await child.load();
+      plugins.set(child.name, child);
+    }
+  }
   try {
-    await run(argv, { root, pjson, plugins: new Map([[plugin.name, plugin]]) });
+    await run(argv, { root, pjson, plugins });
   } catch (err) {
     // Commands report their own failures; what reaches here failed before one ran (an unknown command).
     const { reportUncaught } = await import('../dist/report.js');
     reportUncaught(err, pjson.oclif.bin, argv);
   }
+}
+
+/** Whether the command line starts with a command or topic of crab's own, or with `--version`. */
+function namesOwnCommand(plugin, args) {
+  const first = args[0];
+  if (first === '--version' || first === '-v') return true;
+  return first !== undefined && (plugin.commandIDs.includes(first) || plugin.topics.some((t) => t.name === first));
 }
 
 /**

@@ -9,7 +9,8 @@
  * Styles are applied after this, so crab's own escapes are the only ones written. JSON output goes
  * through `jsonText`, which keeps the data as it is.
  */
-import { escapeRawControls } from '@berm/manifest';
+// The one function, not the package's door, which loads the whole reader and its validator.
+import { escapeRawControls } from '@berm/manifest/json-text';
 
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 

@@ -9,8 +9,6 @@
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { lock } from 'proper-lockfile';
-import writeFileAtomic from 'write-file-atomic';
 import { CliError } from '../failure.js';
 
 /** What one `berm login` left for a bermd address. Tokens are secrets: nothing prints them. */
@@ -80,6 +78,8 @@ export class LoginStore {
    */
   async update<T>(change: (held: Logins) => T | Promise<T>): Promise<T> {
     await this.ensureDir();
+    // Only a write needs these; every command that reads a login imports this module.
+    const [{ lock }, { default: writeFileAtomic }] = await Promise.all([import('proper-lockfile'), import('write-file-atomic')]);
     let release: () => Promise<void>;
     try {
       // realpath false: the lock is taken before the file first exists.
