@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startDaemon, type RunningDaemon } from '../../bermd/test/daemon.js';
 import { put } from '../../bermd/test/mcp-client.js';
 import type { Browser } from 'playwright-core';
-import { launch, openLive, openPage, overflowsSideways } from './browser.js';
+import path from 'node:path';
+import { launch, openLive, openPage, overflowsSideways, screenshotDir } from './browser.js';
 import { PWNED, weatherImage } from './fixtures.js';
 
 let d: RunningDaemon;
@@ -73,6 +74,7 @@ describe('the source of a deploy on the page', { timeout: 120_000 }, () => {
         ['deploy', PLAIN_REF, short(DIGESTS.plain), DIGESTS.plain],
         ['deploy', HOSTILE_REF, short(DIGESTS.hostile), DIGESTS.hostile],
       ]);
+      await w.page.screenshot({ path: path.join(await screenshotDir(), 'ui-source.png'), fullPage: true });
       expect(await w.page.locator('main img').count()).toBe(0);
       expect(await w.page.evaluate((flag) => (globalThis as Record<string, unknown>)[flag], PWNED)).toBeUndefined();
       expect(w.errors).toEqual([]);
