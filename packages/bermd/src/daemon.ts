@@ -29,7 +29,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS } from './limits.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, type GuestReport, isRunnerError, ToolRunner, type PreparedHarness, type RunnerError } from './runtime/index.js';
 import { uiPlugin } from './ui/index.js';
-import { Telemetry, telemetryDisabled, telemetryRoutes, traceConfig, Tracing } from './telemetry/index.js';
+import { LiveFigures, Telemetry, telemetryDisabled, telemetryRoutes, traceConfig, Tracing } from './telemetry/index.js';
 
 export interface Daemon {
   app: FastifyInstance;
@@ -64,6 +64,8 @@ export type DaemonConfig = Pick<DaemonOptions, 'stateDir' | 'maxImageSize' | 'to
   Partial<Omit<DaemonOptions, 'stateDir' | 'maxImageSize' | 'token' | 'limits' | 'maxCallDepth' | 'toolSeparator'>> & {
     /** The interval of every SSE stream's keep-alive comment, `/events` and `/mcp` alike; 15 s (the MCP SDK's) when unset. Not a setting: tests shorten it. */
     keepAliveMs?: number;
+    /** How often `GET /figures/events` may tell which harnesses' figures moved; 2 s when unset. Not a setting: tests shorten it. */
+    figuresIntervalMs?: number;
     /** The environment the OpenTelemetry variables are read from; `process.env` when unset. */
     env?: NodeJS.ProcessEnv;
   };
@@ -78,6 +80,8 @@ function runtimeLimits(limits: Partial<Limits>): { [Code in LimitCode]?: number 
 interface Prepared {
   runtime: PreparedHarness;
   listing: CatalogEntry;
+  /** Its manifest's tools, whose live figures are kept. */
+  tools: string[];
 }
 
 function readVersion(): string {
@@ -189,11 +193,15 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   if (traces !== undefined)
     logger.info({ otlp: traces.origin, protocol: traces.protocol, sampler: traces.sampler }, 'exporting traces over OTLP');
   const metrics = telemetry?.metrics;
+  // The page's own figures, kept whether or not metrics are (they are not OpenTelemetry's).
+  const figures = new LiveFigures();
   // The runtime takes its limits in its own options' terms; this is the one place they are translated.
   const toolRunner = new ToolRunner({
     ...runtimeLimits(limits),
-    onCallEnd:
-      metrics === undefined ? undefined : (harness, tool, code, waited, ran) => metrics.callEnded(harness, tool, code, waited, ran),
+    onCallEnd: (harness, tool, code, waited, ran) => {
+      figures.callEnded(harness, tool, code, waited, ran);
+      metrics?.callEnded(harness, tool, code, waited, ran);
+    },
     maxCallDepth: config.maxCallDepth,
     maxQueue: config.maxQueue,
     threads: config.workers === undefined ? undefined : { max: config.workers },
@@ -226,13 +234,18 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           lazyValidators: restored,
         });
         const leavesMachine = Object.keys(checked.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));
-        return { runtime, listing: catalog.prepare(name, checked.manifest.data, leavesMachine, restored) };
+        return {
+          runtime,
+          listing: catalog.prepare(name, checked.manifest.data, leavesMachine, restored),
+          tools: checked.manifest.data.tools.map((t) => t.name),
+        };
       } catch (e) {
         throw isRunnerError(e) ? deployError(e, limits.max_memory) : e;
       }
     },
     commit(name, prepared) {
       toolRunner.setHarness(name, prepared.runtime);
+      figures.deployed(name, prepared.tools);
       for (const left of catalog.set(prepared.listing)) {
         logger.warn(
           { harness: name, tool: left },
@@ -244,6 +257,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       toolRunner.removeHarness(name);
       catalog.delete(name);
       metrics?.forget(name);
+      figures.forget(name);
     },
   };
 
@@ -301,6 +315,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     keepAliveMs: config.keepAliveMs,
     metrics,
     tracing,
+    figures,
   };
   const mcpSessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions, store?.sessions);
   sessions = mcpSessions;
@@ -354,6 +369,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     maxImageSize: config.maxImageSize,
     maxEventStreams: config.maxEventStreams,
     keepAliveMs: config.keepAliveMs,
+    figures,
+    figuresIntervalMs: config.figuresIntervalMs,
   });
   void app.register(mcp.plugin);
   void app.register(uiPlugin, {

@@ -86,3 +86,14 @@ export {
   type ToolContent,
   type ToolAnswerDocument,
 } from './tool-answer.js';
+export {
+  CALL_ERROR_KINDS,
+  FIGURES_HOUR_POINTS,
+  type CallErrorKind,
+  type FigureWindow,
+  type HourSeries,
+  type ToolFigures,
+  type HarnessFigures,
+  type FiguresSummary,
+  type FiguresChange,
+} from './figures.js';

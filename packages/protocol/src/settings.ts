@@ -415,8 +415,8 @@ export const SETTINGS = [
     code: 'maxEventStreams',
     kind: 'count',
     default: 1024,
-    help: 'most GET /events streams open at once; one more is refused with 503 event-stream-cap',
-    bound: '`GET /events` streams (one more: 503 `event-stream-cap`)',
+    help: 'most GET /events and GET /figures/events streams open at once, together; one more is refused with 503 event-stream-cap',
+    bound: '`GET /events` and `GET /figures/events` streams together (one more: 503 `event-stream-cap`)',
   },
   {
     flag: 'mcp-max-body',

@@ -43,10 +43,15 @@ describe('the page in a browser', { timeout: 120_000 }, () => {
       expect((await crab('deploy', 'weather', files.weather!)).code).toBe(0);
       const row = w.page.locator('tr[data-harness="weather"]');
       await row.waitFor();
+      // The hour's figures come from GET /figures, read again once the deploy is announced.
+      await row
+        .locator('[data-figure="hour-calls"]')
+        .filter({ hasText: /^0 calls$/ })
+        .waitFor();
       const cells = await row.locator('th, td').allInnerTexts();
       expect(cells.slice(0, 3)).toEqual(['weather', '1.4.0', 'forecast, outlook']);
       expect(cells[3]).toMatch(/^[0-9a-f]{12}$/);
-      expect(cells.slice(5)).toEqual(['anonymous', 'never', '10s/64M/1M/2', '-']);
+      expect(cells.slice(5)).toEqual(['anonymous', 'never', '0 calls', '10s/64M/1M/2', '-']);
 
       expect((await crab('deploy', 'second', files.weather!)).code).toBe(0);
       await w.page.locator('tr[data-harness="second"]').waitFor();

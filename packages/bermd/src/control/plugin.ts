@@ -10,7 +10,9 @@ import { apiErrorOf, drainRejectedBody, needs, refuseScope, replyWithError } fro
 import { readDeployQuery, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 import type { Tracing } from '../telemetry/index.js';
+import { EventStreams } from './event-stream.js';
 import { addChangeStream } from './events.js';
+import { addFigureRoutes, type FiguresSource } from './figures.js';
 import { whoAmI } from './whoami.js';
 import {
   DEPLOY_SCHEMA,
@@ -34,6 +36,10 @@ export interface ControlOptions {
   maxEventStreams?: number;
   /** The interval of the `/events` streams' keep-alive comment (app/keep-alive.ts); its default when unset. */
   keepAliveMs?: number;
+  /** The live figures of the harnesses' calls (`GET /figures`, `GET /harnesses/{name}/figures`, `GET /figures/events`). */
+  figures: FiguresSource;
+  /** How often `GET /figures/events` may tell what moved; `FIGURES_INTERVAL_MS` when unset. */
+  figuresIntervalMs?: number;
 }
 
 /** How much of a too-large image is read and dropped so its sender gets the 413; past this the connection is closed. */
@@ -43,10 +49,8 @@ interface NameParams {
   name: string;
 }
 
-export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (
-  app,
-  { registry, maxImageSize, maxEventStreams, keepAliveMs, tracing },
-) => {
+export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, options) => {
+  const { registry, maxImageSize, tracing } = options;
   app.setValidatorCompiler(validatorCompiler);
   if (tracing !== undefined) traceRequests(app, tracing);
 
@@ -162,7 +166,9 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (
   // Any principal may ask who it is: a client says so, and what it may do, before it tries.
   app.get('/whoami', async (request): Promise<WhoAmI> => whoAmI(request.principal));
 
-  addChangeStream(app, registry, maxEventStreams, keepAliveMs);
+  const streams = new EventStreams(app, options.maxEventStreams, options.keepAliveMs);
+  addChangeStream(app, registry, streams);
+  addFigureRoutes(app, options.figures, streams, options.figuresIntervalMs);
 };
 
 /**

@@ -30,7 +30,7 @@ import {
 import { ApiError } from '@berm/protocol';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
-import type { BermdMetrics, Tracing } from '../telemetry/index.js';
+import type { BermdMetrics, LiveFigures, Tracing } from '../telemetry/index.js';
 import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
@@ -79,6 +79,8 @@ export interface McpCore {
   metrics?: BermdMetrics;
   /** Where requests and calls are traced; unset when tracing is off, and then nothing is. */
   tracing?: Tracing;
+  /** The page's live figures, told of calls refused before the runtime as the runtime tells them of the rest; kept with metrics off. */
+  figures?: LiveFigures;
 }
 
 /** What a server keeps about its client: for a session, what `logging/setLevel` set; for one 2026 request, what its `_meta` asked. */
@@ -213,8 +215,10 @@ export async function callTool(
 
 /** A `tools/call` of `name` refused for a scope its caller lacks (`started`: when the request came), nothing having run. */
 export function recordRefusal(core: McpCore, name: string, started: number): void {
-  if (core.metrics === undefined) return;
+  if (core.metrics === undefined && core.figures === undefined) return;
   const tool = core.catalog.lookup(name);
+  core.figures?.callEnded(tool?.harness, tool?.tool, 'insufficient-scope');
+  if (core.metrics === undefined) return;
   core.metrics.callEnded(tool?.harness, tool?.tool, 'insufficient-scope');
   core.metrics.operationEnded('tools/call', seconds(started), tool === undefined ? undefined : name, String(REFUSED_CODE));
 }

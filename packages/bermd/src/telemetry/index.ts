@@ -5,3 +5,4 @@ export { methodLabel } from './mcp-methods.js';
 export { telemetryRoutes, type TelemetryRoutesOptions } from './routes.js';
 export { Tracing, CallSpans, HostSpan, recordedUrl, traceLogFields, type McpRequestTrace } from './tracing.js';
 export { traceConfig, TraceConfigError, resourceAttributes, type TraceConfig, type TraceFlags } from './trace-config.js';
+export { LiveFigures, type Clock } from './live-figures.js';

@@ -5,7 +5,9 @@ import type {
   DeployOptions,
   DeployResult,
   ErrorObject,
+  FiguresSummary,
   HarnessDetail,
+  HarnessFigures,
   HarnessSummary,
   HistoryPage,
   RetainedImages,
@@ -112,4 +114,14 @@ export async function rollback(
 /** Names undeployed lately, newest first, each with the image a rollback would bring back. */
 export async function listUndeployed(): Promise<UndeployedHarness[]> {
   return ((await (await send('GET', '/undeployed')).json()) as { harnesses: UndeployedHarness[] }).harnesses;
+}
+
+/** Each deployed harness's calls and failures per minute over the last hour. */
+export async function figuresSummary(): Promise<FiguresSummary> {
+  return (await send('GET', '/figures')).json() as Promise<FiguresSummary>;
+}
+
+/** `name`'s live figures per tool: the last minute, since start, the hour. */
+export async function harnessFigures(name: string): Promise<HarnessFigures> {
+  return (await send('GET', `/harnesses/${encodeURIComponent(name)}/figures`)).json() as Promise<HarnessFigures>;
 }

@@ -2,7 +2,14 @@
 import type { BreaksCallersError, ErrorBody } from '@berm/protocol';
 
 export type {
+  CallErrorKind,
   DeployOptions,
+  FiguresChange,
+  FiguresSummary,
+  FigureWindow,
+  HarnessFigures,
+  HourSeries,
+  ToolFigures,
   DeployResult,
   GatedBreak,
   GrantSet,

@@ -13,6 +13,7 @@ import { safeHref } from '../markdown.js';
 import { href, navigate } from '../router.js';
 import { Confirm, ErrorNote, Markdown, When } from '../widgets.js';
 import { Declared } from './Declared.js';
+import { HarnessFigures } from './Figures.js';
 import { History } from './History.js';
 import { Rollback } from './Rollback.js';
 import { Undeployed } from './Undeployed.js';
@@ -97,6 +98,7 @@ export function Harness({ name }: { name: string }) {
         </button>
       </div>
       {error !== undefined ? <ErrorNote error={error} /> : null}
+      <HarnessFigures name={name} />
       <Rollback name={name} />
       <History name={name} />
       {m.usage ? (

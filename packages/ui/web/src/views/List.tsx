@@ -4,17 +4,23 @@
  * tools it may call instead.
  */
 import { SCOPE } from '@berm/protocol';
+import type { HourSeries } from '../types.js';
 import { deployedByText, grantsText, limitsText, shortDigest } from '../format.js';
 import { usePage } from '../context.js';
 import { href } from '../router.js';
 import { useUndeployed } from '../undeployed.js';
 import { ErrorNote, When } from '../widgets.js';
+import { useFiguresSummary } from '../figures.js';
+import { HourChart } from './Figures.js';
 import { Image } from './History.js';
 import { CallableTools } from './Tools.js';
 
 export function List() {
-  const { harnesses, principal } = usePage();
+  const { harnesses, principal, change } = usePage();
   const undeployed = useUndeployed(principal.mayRead());
+  const figures = useFiguresSummary(change.seq, principal.mayRead());
+  const hourOf = (name: string) =>
+    figures.state === 'ready' ? figures.figures.harnesses.find((h) => h.name === name)?.last_hour : undefined;
   if (!principal.mayRead())
     return (
       <section aria-labelledby="list-heading">
@@ -47,6 +53,7 @@ export function List() {
                 <th scope="col">Deployed</th>
                 <th scope="col">Deployed by</th>
                 <th scope="col">Last used</th>
+                <th scope="col">Last hour</th>
                 <th scope="col">Limits</th>
                 <th scope="col">Grants</th>
               </tr>
@@ -68,6 +75,9 @@ export function List() {
                   <td data-label="Deployed by">{deployedByText(h.deployed_by)}</td>
                   <td data-label="Last used">
                     <When iso={h.last_used_at} />
+                  </td>
+                  <td data-label="Last hour" data-sparkline>
+                    <Sparkline series={hourOf(h.name)} />
                   </td>
                   <td data-label="Limits" title="time / memory / result size / calls at once">
                     {limitsText(h.limits)}
@@ -112,5 +122,21 @@ export function List() {
         </section>
       ) : null}
     </>
+  );
+}
+
+/** A harness's calls per minute over the hour, with its total as text beside it. */
+function Sparkline({ series }: { series: HourSeries | undefined }) {
+  if (series === undefined) return <span class="muted">–</span>;
+  const calls = series.calls.reduce((a, b) => a + b, 0);
+  const errors = series.errors.reduce((a, b) => a + b, 0);
+  return (
+    <span class="spark">
+      <HourChart series={series} small />
+      <span class="hint" data-figure="hour-calls">
+        {calls} {calls === 1 ? 'call' : 'calls'}
+        {errors > 0 ? `, ${errors} failed` : ''}
+      </span>
+    </span>
   );
 }
