@@ -84,3 +84,45 @@ export function manifest(tools) {
 export function image(wat, tools) {
   return writeManifestSection(wat2wasm(wat), manifest(tools));
 }
+
+/** Bytes of `n` as unsigned LEB128, as wasm writes sizes. */
+function leb128(n) {
+  const out = [];
+  do {
+    let byte = n & 0x7f;
+    n = Math.floor(n / 128);
+    if (n > 0) byte |= 0x80;
+    out.push(byte);
+  } while (n > 0);
+  return out;
+}
+
+/**
+ * `bytes` (a wasm module) grown to `size` bytes by a custom section named `bench.padding` at its end: still
+ * a valid module, with the same manifest, standing for an image whose code and data are large.
+ */
+export function padded(bytes, size) {
+  const name = new TextEncoder().encode('bench.padding');
+  // The section's own header (id and size) and the name take some bytes; the payload fills the rest.
+  let payload = size - bytes.length - 1 - name.length - 1;
+  for (;;) {
+    const body = [...leb128(name.length), ...name];
+    const header = [0, ...leb128(body.length + payload)];
+    const total = bytes.length + header.length + body.length + payload;
+    if (total === size) {
+      const out = new Uint8Array(size);
+      out.set(bytes, 0);
+      out.set(header, bytes.length);
+      out.set(body, bytes.length + header.length);
+      // Not zeros: bytes a transport or a store could not shrink.
+      for (let i = bytes.length + header.length + body.length, x = 0x9e3779b9; i < size; i++) {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        out[i] = x & 0xff;
+      }
+      return out;
+    }
+    payload -= total - size;
+  }
+}

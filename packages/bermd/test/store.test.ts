@@ -397,6 +397,46 @@ describe.each(STORE_KINDS)('the $name store', (kind) => {
     expect((await again.history('h')).entries).toEqual(entries);
   });
 
+  it('keeps the source each image was deployed from, and a rollback to it records that source again, across a restart', async () => {
+    const r = await keeping({});
+    const one = await harnessImage(manifestWithTools(['a'], { version: '0.1.0' }));
+    const two = await harnessImage(manifestWithTools(['a'], { version: '0.2.0' }));
+    const three = await harnessImage(manifestWithTools(['a'], { version: '0.3.0' }));
+    const from = (n: number) => ({ reference: `oci://127.0.0.1:5000/org/h:0.${n}.0`, digest: `sha256:${String(n).repeat(64)}` });
+    await r.deploy('h', one, { source: from(1) });
+    await r.deploy('h', two);
+    await r.deploy('h', three, { source: from(3) });
+    expect((await r.retained('h')).retained.map((i) => [i.version, i.source])).toEqual([
+      ['0.2.0', undefined],
+      ['0.1.0', from(1)],
+    ]);
+
+    const back = await r.rollback('h', { to: digestOf(one) });
+    expect(back.entry).toMatchObject({ action: 'rollback', source: from(1) });
+    expect(r.get('h').source).toEqual(from(1));
+    // What it replaced is kept with its own source, for a rollback forward again.
+    expect((await r.retained('h')).retained[0]).toMatchObject({ digest: digestOf(three), source: from(3) });
+
+    // An image deployed without one comes back without one: the source served before does not stay.
+    const plain = await r.rollback('h', { to: digestOf(two) });
+    expect(plain.entry?.source).toBeUndefined();
+    expect(r.get('h').source).toBeUndefined();
+
+    await r.close();
+    const again = await keeping({});
+    expect(again.get('h').source).toBeUndefined();
+    const entries = (await again.history('h')).entries;
+    expect(entries.map((e) => [e.action, e.to?.version, e.source])).toEqual([
+      ['rollback', '0.2.0', undefined],
+      ['rollback', '0.1.0', from(1)],
+      ['deploy', '0.3.0', from(3)],
+      ['deploy', '0.2.0', undefined],
+      ['deploy', '0.1.0', from(1)],
+    ]);
+    expect((await again.rollback('h', { to: digestOf(three) })).entry?.source).toEqual(from(3));
+    expect(again.get('h').source).toEqual(from(3));
+  });
+
   it('refuses a rollback to what is served (already-serving) and to what is not kept (not-retained, naming what is)', async () => {
     const r = await keeping({});
     const [one, two] = await versions(2);

@@ -137,7 +137,7 @@ export function readImageManifest(body: Uint8Array, mediaType: string | undefine
   if (type !== MEDIA.manifest && type !== MEDIA.dockerManifest) {
     throw new OciError(
       'unknown-media-type',
-      `${where} is a ${JSON.stringify(type ?? 'manifest without a media type')}, not an image manifest (${MEDIA.manifest}): it is not a wasm artifact`,
+      `${where} is a ${JSON.stringify(type ?? 'manifest without a media type')}, not an image manifest: berm reads ${MEDIA.manifest} (or ${MEDIA.dockerManifest}) with a wasm layer, and an index of them; it is not a wasm artifact`,
       { reference: where, mediaType: type },
     );
   }
@@ -155,7 +155,7 @@ export function artifactLayers(manifest: ImageManifest, where: string): Artifact
     const types = manifest.layers.map((l) => l.mediaType).join(', ') || 'none';
     throw new OciError(
       'unknown-media-type',
-      `${where} has no wasm layer (${MEDIA.wasm}); its layers are ${types}: push a wasm module (crab push) or name another artifact`,
+      `${where} has no wasm layer: its layers are ${types}, and berm reads a module from a layer of ${WASM_LAYER_TYPES.join(', ')}; push a wasm module (crab push) or name another artifact`,
       { reference: where, layers: manifest.layers.map((l) => l.mediaType) },
     );
   }
@@ -170,8 +170,12 @@ export function pickFromIndex(body: Uint8Array, where: string): Descriptor {
   const wasm = entries.filter((m) => m?.platform?.architecture === 'wasm');
   const picked = wasm.find((m) => m.platform?.os === 'wasip1') ?? wasm[0];
   if (picked === undefined) {
-    const platforms = entries.map((m) => `${m?.platform?.os ?? '?'}/${m?.platform?.architecture ?? '?'}`).join(', ') || 'none';
-    throw new OciError('unknown-media-type', `${where} is an index with no wasm entry (its platforms: ${platforms})`, { reference: where });
+    const platforms = entries.map((m) => `${m?.platform?.os ?? '?'}/${m?.platform?.architecture ?? '?'}`);
+    throw new OciError(
+      'unknown-media-type',
+      `${where} is an index (${MEDIA.index}) with no wasm entry (its platforms: ${platforms.join(', ') || 'none'}): berm reads an entry for wasm (wasip1 first) whose layer is a module (${MEDIA.wasm}); push one with crab push or name another artifact`,
+      { reference: where, mediaType: MEDIA.index, platforms },
+    );
   }
   checkDescriptor(picked, where);
   return picked;

@@ -175,6 +175,8 @@ export interface RetainedImage extends HistoryImage {
   retained_at: string;
   /** The operator's bindings it was deployed with, which a rollback to it restores; `{}` for the defaults. */
   bindings: Bindings;
+  /** The registry reference and manifest digest it was deployed from, which a rollback to it records again; absent when none was given. */
+  source?: DeploySource;
 }
 
 /** `GET /harnesses/{name}/images`: what a rollback can go back to, newest first (`steps: 1` is the first). */

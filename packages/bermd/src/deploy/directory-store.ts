@@ -268,6 +268,7 @@ export class DirectoryStore implements HarnessStore {
       version: entry.from?.digest === current.digest ? entry.from.version : null,
       retained_at: entry.at,
       bindings: current.bindings?.[current.digest] ?? {},
+      ...(current.source === undefined ? {} : { source: current.source }),
     });
   }
 

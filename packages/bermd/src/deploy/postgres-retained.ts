@@ -2,7 +2,7 @@
  * The PostgreSQL store's retained images: `berm_image`, a row per harness and digest, written on the
  * deploy's or undeploy's own connection inside its transaction, so an image is kept exactly when the
  * change that replaced it committed. The row being replaced is copied as it stands (image, bindings) by
- * one statement, with no round trip of its bytes through bermd.
+ * one statement, with no round trip of its bytes through bermd, and the source it was deployed from with it.
  *
  * "Most recently served first" is the order of `seq`, drawn from the revision sequence under the name's
  * lock as each image is kept, not of `retained_at`: that is the clock of the replica that replaced the
@@ -18,11 +18,13 @@ import { decodeRetained } from './retention.js';
 /** Keeps the image stored under `name` unless it is `next` (a redeploy of it), as `entry` replaces or removes it. */
 export async function retainCurrent(client: pg.PoolClient, name: string, entry: HistoryEntry, next: string | null): Promise<void> {
   await client.query(
-    `INSERT INTO berm_image (harness, digest, image, version, bindings, retained_at)
-     SELECT name, digest, image, CASE WHEN digest = $3 THEN $4 END, bindings, $2::timestamptz
+    `INSERT INTO berm_image (harness, digest, image, version, bindings, retained_at, source)
+     SELECT name, digest, image, CASE WHEN digest = $3 THEN $4 END, bindings, $2::timestamptz,
+       CASE WHEN source_revision = revision THEN source END
      FROM berm_harness WHERE name = $1 AND digest IS DISTINCT FROM $5
      ON CONFLICT (harness, digest) DO UPDATE
-       SET version = excluded.version, bindings = excluded.bindings, retained_at = excluded.retained_at, seq = excluded.seq`,
+       SET version = excluded.version, bindings = excluded.bindings, retained_at = excluded.retained_at, seq = excluded.seq,
+         source = excluded.source`,
     [name, entry.at, entry.from?.digest ?? null, entry.from?.version ?? null, next],
   );
 }
@@ -38,8 +40,8 @@ export async function trimRetained(client: pg.PoolClient, name: string, keep: nu
 
 /** `name`'s retained images, most recently served first: `deployedKeep` of them for a deployed name, one more for an undeployed one. */
 export async function readRetainedList(query: Query, name: string, deployedKeep: number): Promise<RetainedImage[]> {
-  const { rows } = await query<{ digest: string; version: string | null; bindings: unknown; retained_at: Date }>(
-    `SELECT i.digest, i.version, i.bindings, i.retained_at FROM berm_image i
+  const { rows } = await query<{ digest: string; version: string | null; bindings: unknown; retained_at: Date; source: unknown }>(
+    `SELECT i.digest, i.version, i.bindings, i.retained_at, i.source FROM berm_image i
      WHERE i.harness = $1 AND i.digest IS DISTINCT FROM (SELECT digest FROM berm_harness WHERE name = $1)
      ORDER BY i.seq DESC
      LIMIT CASE WHEN EXISTS (SELECT 1 FROM berm_harness WHERE name = $1) THEN $2 ELSE $2 + 1 END`,

@@ -118,6 +118,16 @@ const MIGRATIONS: Migration[] = [
       COMMENT ON COLUMN berm_harness.source IS 'bermd: {reference, digest} of the OCI artifact deployed, when source_revision is revision; else none';
     `,
   },
+  {
+    version: 6,
+    does: 'the registry reference and manifest digest each kept image was deployed from, for a rollback to record again',
+    // Copied from berm_harness by the statement that keeps an image, under the same condition its source
+    // reads by there (source_revision = revision); images kept before this read as having none.
+    sql: `
+      ALTER TABLE berm_image ADD COLUMN source jsonb;
+      COMMENT ON COLUMN berm_image.source IS 'bermd: {reference, digest} of the OCI artifact this image was deployed from; null when none';
+    `,
+  },
 ];
 
 /** The version this bermd brings a database to. */

@@ -379,7 +379,8 @@ export class Registry {
             { harness: name, limits: admitted.clamped },
             "the retained image's limits are above the daemon's now; the daemon's apply",
           );
-        return this.replaceWithin(name, tx, admitted, 'rollback', options);
+        // The image is the one its source named when it was deployed, so the rollback says where it came from as that deploy did.
+        return this.replaceWithin(name, tx, admitted, 'rollback', { ...options, source: target.source });
       });
       return this.settleReplace(name, outcome, options);
     });

@@ -5,6 +5,7 @@
  */
 import { numberDefault } from '../limits.js';
 import type { HistoryEntry, RetainedImage } from './history.js';
+import { decodeSource } from './history.js';
 import { decodeBindings } from './store-codec.js';
 
 export interface RetentionPolicy {
@@ -55,5 +56,12 @@ export function decodeRetained(value: unknown): RetainedImage | null {
   if (typeof v.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(v.digest)) return null;
   if (typeof v.retained_at !== 'string' || Number.isNaN(Date.parse(v.retained_at))) return null;
   const bindings = decodeBindings(v.bindings) ?? {};
-  return { digest: v.digest, version: typeof v.version === 'string' ? v.version : null, retained_at: v.retained_at, bindings };
+  const source = decodeSource(v.source);
+  return {
+    digest: v.digest,
+    version: typeof v.version === 'string' ? v.version : null,
+    retained_at: v.retained_at,
+    bindings,
+    ...(source === undefined ? {} : { source }),
+  };
 }

@@ -58,6 +58,15 @@ export function Harness({ name }: { name: string }) {
         </dd>
         <dt>Deployed by</dt>
         <dd class="deployed-by">{deployedByText(h.deployed_by)}</dd>
+        {h.source ? (
+          <>
+            <dt>Source</dt>
+            <dd class="source">
+              <code class="reference">{h.source.reference}</code> <span class="muted">manifest</span>{' '}
+              <code class="source-digest">{h.source.digest}</code>
+            </dd>
+          </>
+        ) : null}
         <dt>Last used</dt>
         <dd>
           <When iso={h.last_used_at} />

@@ -108,6 +108,14 @@ function Entry({ entry: e }: { entry: HistoryEntry }) {
         <When iso={e.at} /> by <span class="principal">{deployedByText(e.principal)}</span> on <span class="replica">{e.replica}</span>
         {others > 0 ? <span> · {plural(others, 'break')} reported</span> : null}
       </div>
+      {e.source ? (
+        <div class="source">
+          from <code class="reference">{e.source.reference}</code>{' '}
+          <code class="source-digest" title={e.source.digest}>
+            {shortDigest(e.source.digest)}
+          </code>
+        </div>
+      ) : null}
       {forcedPast > 0 ? (
         <div class="forced-past">
           <strong>Forced past {plural(forcedPast, 'break')} that refused it:</strong>
