@@ -97,21 +97,21 @@ describe.each([
 
   it('lists the same hints and effects in both generations', async () => {
     for (const tools of await listings()) {
-      expect(tools['shop__place']).toEqual({
+      expect(tools.shop__place).toEqual({
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
         effect: { kind: 'external_write', retry: 'idempotency_key', reconcile: 'shop__find', compensation: 'shop__cancel' },
       });
-      expect(tools['shop__notify']).toEqual({
+      expect(tools.shop__notify).toEqual({
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
         effect: { kind: 'external_write', retry: 'none' },
       });
-      expect(tools['shop__total']).toEqual({
+      expect(tools.shop__total).toEqual({
         annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
         effect: { kind: 'none' },
       });
       // Undeclared: served as before effects were declared.
-      expect(tools['shop__cancel']).toEqual({ annotations: { readOnlyHint: false, openWorldHint: true }, effect: undefined });
-      expect(tools['shop__find']).toEqual({
+      expect(tools.shop__cancel).toEqual({ annotations: { readOnlyHint: false, openWorldHint: true }, effect: undefined });
+      expect(tools.shop__find).toEqual({
         annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
         effect: undefined,
       });
