@@ -287,6 +287,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       rewriteImage,
       breaksWindowMs: config.breaksWindowMs,
       servedSyscalls: serve,
+      requireEffects: config.requireEffects,
       bounds: limits,
       secretAvailable: (secret, harness) => secrets.availableTo(secret, harness),
       phase: tracing === undefined ? undefined : (name, fn) => tracing.phase(name, fn),

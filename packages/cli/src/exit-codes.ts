@@ -67,6 +67,11 @@ export const EXIT_CODES = {
   'bad-record': EXIT.badInput,
   'invalid-manifest': EXIT.badInput,
   'bad-module': EXIT.badInput,
+  'effect-unknown-tool': EXIT.badInput,
+  'effect-reconcile-not-query': EXIT.badInput,
+  'effect-reconcile-missing': EXIT.badInput,
+  'effect-reconcile-arguments': EXIT.badInput,
+  'effect-on-query': EXIT.badInput,
   // ...what the command line itself rejects before reading anything.
   'file-not-found': EXIT.badInput,
   'is-a-directory': EXIT.badInput,
@@ -112,6 +117,7 @@ export const EXIT_CODES = {
   'bad-host-pattern': EXIT.negative,
   'grant-not-declared': EXIT.negative,
   'limit-above-daemon': EXIT.negative,
+  'effect-undeclared': EXIT.negative,
   // No harness by that name: undeploy's negative answer.
   'not-found': EXIT.negative,
   // A rollback with nowhere to go: no such retained image, or the one asked for is already served.

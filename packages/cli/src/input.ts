@@ -70,6 +70,11 @@ const LEADS: Record<string, string> = {
   'no-manifest': 'has no berm manifest',
   'bad-record': 'has a bad manifest record',
   'invalid-manifest': 'has an invalid manifest',
+  'effect-unknown-tool': 'has an invalid manifest',
+  'effect-reconcile-not-query': 'has an invalid manifest',
+  'effect-reconcile-missing': 'has an invalid manifest',
+  'effect-reconcile-arguments': 'has an invalid manifest',
+  'effect-on-query': 'has an invalid manifest',
 };
 
 /** A failure to read `file`, as a `CliError` naming it; anything unforeseen passes through. */

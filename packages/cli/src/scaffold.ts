@@ -90,6 +90,17 @@ export function hello(args: HelloArgs): Greeting {
   emit(greeted);
   return greeting;
 }
+
+// A tool that writes outside the program (sends a message, places an order) declares its effect, so
+// a client knows whether a retried call may act twice; a @query writes nothing. For example:
+//
+//   /**
+//    * Places an order; calling it again with the same key places nothing new.
+//    * @effect external_write
+//    * @retry idempotency_key
+//    * @compensation cancelOrder
+//    */
+//   export function placeOrder(args: OrderArgs): Receipt { ... }
 `;
 
 const TSCONFIG = `{

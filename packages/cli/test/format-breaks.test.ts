@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Break } from '@berm/manifest';
+import { breaks, type Break, type ManifestData, type ToolSpec } from '@berm/manifest';
 import { formatBreaksGithub, formatBreaksJson, formatBreaksMarkdown, formatBreaksText } from '@berm/cli';
 import { tagged } from './helpers/cli.js';
 
@@ -118,5 +118,41 @@ describe('formatBreaksMarkdown', () => {
 
   it('says so when there is nothing', () => {
     expect(formatBreaksMarkdown([])).toBe('**No breaking changes.**');
+  });
+});
+
+describe('effect breaks in every format', () => {
+  const tool = (name: string, effect: ToolSpec['effect']): ToolSpec => ({ name, description: '', arguments: { type: 'object' }, effect });
+  const manifest = (tools: ToolSpec[]): ManifestData => ({
+    abi_version: 1,
+    version: '',
+    description: '',
+    homepage: '',
+    repository: '',
+    readme: '',
+    usage: '',
+    tools,
+    events: [],
+    deps: { programs: [], syscalls: {}, secrets: [] },
+  });
+  const found = breaks(
+    manifest([tool('notify', { kind: 'none' }), tool('order', { kind: 'external_write', retry: 'idempotency_key' })]),
+    manifest([tool('notify', { kind: 'external_write', retry: 'none' }), tool('order', { kind: 'external_write', retry: 'none' })]),
+  );
+
+  it('carries effect-now-writes and retry-weakened with their tool and place', () => {
+    expect(JSON.parse(formatBreaksJson(found)).map((b: Break) => [b.code, b.tool, b.path])).toEqual([
+      ['effect-now-writes', 'notify', '/effect'],
+      ['retry-weakened', 'order', '/effect/retry'],
+    ]);
+    for (const text of [formatBreaksText(found), formatBreaksGithub(found), formatBreaksMarkdown(found)]) {
+      expect(text).toContain('effect-now-writes');
+      expect(text).toContain('retry-weakened');
+    }
+    expect(
+      formatBreaksGithub(found)
+        .split('\n')
+        .filter((l) => l.startsWith('::error')),
+    ).toHaveLength(2);
   });
 });

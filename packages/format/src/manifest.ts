@@ -1,4 +1,4 @@
-import { ABI_VERSION, type EventSpec, type ManifestData, type ToolSpec } from '@berm/manifest';
+import { ABI_VERSION, effectOf, reachesOutside, type EventSpec, type ManifestData, type ToolSpec } from '@berm/manifest';
 import { plain, type Paint } from './paint.js';
 import { printable, printableDeep } from './printable.js';
 import { renderArguments, renderSchema } from './schema.js';
@@ -36,7 +36,8 @@ export function renderManifest(data: ManifestData, view: ManifestView): string {
   }
 
   out.push('', heading('Tools', manifest.tools.length, paint));
-  for (const tool of manifest.tools) out.push(...renderTool(tool, paint));
+  const outside = reachesOutside(manifest);
+  for (const tool of manifest.tools) out.push(...renderTool(tool, paint, outside));
 
   out.push('', heading('Events', manifest.events.length, paint));
   for (const event of manifest.events) out.push(...renderEvent(event, paint));
@@ -51,11 +52,29 @@ function heading(title: string, count: number, paint: Paint): string {
   return `${paint.bold(title)}${count === 0 ? ': none' : ` (${count})`}`;
 }
 
-function renderTool(tool: ToolSpec, paint: Paint): string[] {
+function renderTool(tool: ToolSpec, paint: Paint, outside: boolean): string[] {
   const returns = tool.returns === undefined ? '' : ` ${paint.dim('->')} ${renderSchema(tool.returns)}`;
-  const marks = [tool.query ? paint.green('query') : '', tool.deprecated ? paint.yellow('deprecated') : ''].filter(Boolean);
+  const marks = [
+    tool.query ? paint.green('query') : '',
+    tool.deprecated ? paint.yellow('deprecated') : '',
+    effectMark(tool, paint, outside),
+  ].filter(Boolean);
   const line = `  ${paint.bold(tool.name)}(${renderArguments(tool.arguments)})${returns}${marks.length ? `  ${marks.join(' ')}` : ''}`;
   return [line, ...description(tool.description, paint)];
+}
+
+/**
+ * A declared effect as written; an undeclared one only where it matters, on a tool that is not a query
+ * of a program that reaches outside (`bermd --require-effects` refuses it).
+ */
+function effectMark(tool: ToolSpec, paint: Paint, outside: boolean): string {
+  const effect = tool.effect;
+  if (effect === undefined) return outside && effectOf(tool) === undefined ? paint.yellow('effect undeclared') : '';
+  if (effect.kind === 'none') return paint.green('effect none');
+  const parts = [`retry ${effect.retry}`];
+  if (effect.reconcile !== undefined) parts.push(`reconcile ${effect.reconcile}`);
+  if (effect.compensation !== undefined) parts.push(`compensation ${effect.compensation}`);
+  return `${paint.yellow('writes outside')} ${paint.dim(`(${parts.join(', ')})`)}`;
 }
 
 function renderEvent(event: EventSpec, paint: Paint): string[] {

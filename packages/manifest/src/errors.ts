@@ -9,7 +9,17 @@ export type ManifestErrorCode =
   | 'no-manifest'
   | 'bad-record'
   | 'invalid-manifest'
-  | 'bad-module';
+  | 'bad-module'
+  /** An `effect` whose reconcile or compensation names a tool the manifest does not declare. */
+  | 'effect-unknown-tool'
+  /** An `effect` naming a reconcile tool that is not a query. */
+  | 'effect-reconcile-not-query'
+  /** `retry: "reconcile"` without a `reconcile` tool. */
+  | 'effect-reconcile-missing'
+  /** A reconcile tool whose arguments schema is not the write's. */
+  | 'effect-reconcile-arguments'
+  /** A query tool declaring an effect other than `none`. */
+  | 'effect-on-query';
 
 export interface ErrorLocation {
   /** Byte offset: in the file for framing errors, in the `.berm.abi` stream for record errors. */

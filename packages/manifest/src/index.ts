@@ -3,7 +3,17 @@ export { ManifestError, isManifestError, type ManifestErrorCode, type ErrorLocat
 export { breaks, BREAK_CODES, isBreakCode, type Break, type BreakCode } from './breaks/index.js';
 export { sameJson } from './breaks/json.js';
 export { writeManifestSection, manifestRecords, customSection, SECTION_NAME, type WriteOptions } from './writer.js';
-export { ABI_VERSION, type JsonSchema, type ToolSpec, type EventSpec, type Deps, type ManifestData } from './types.js';
+export {
+  ABI_VERSION,
+  EFFECT_RETRIES,
+  type Effect,
+  type EffectRetry,
+  type JsonSchema,
+  type ToolSpec,
+  type EventSpec,
+  type Deps,
+  type ManifestData,
+} from './types.js';
 export { readManifestFile, readManifestSource } from './file.js';
 export type { ByteSource } from './source.js';
 export { standardSchema, STANDARD_FORMATS } from './standard-schema.js';
@@ -11,3 +21,4 @@ export { manifestSchema } from './schema.js';
 export { escapeRawControls } from './json-text.js';
 export { readU32, readU64, encodeU32 } from './leb128.js';
 export { moduleSections, sectionFrame, customSectionName, MAX_SECTION_HEADER, type SectionFrame } from './wasm-sections.js';
+export { effectOf, checkEffects, reachesOutside, undeclaredEffects, OUTBOUND_SYSCALLS } from './effects.js';

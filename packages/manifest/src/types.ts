@@ -9,7 +9,31 @@ export interface ToolSpec {
   returns?: JsonSchema;
   query?: boolean;
   deprecated?: boolean;
+  /** What calling the tool does outside the program, and how a retried call is kept from doing it twice. */
+  effect?: Effect;
 }
+
+/**
+ * How a tool that writes outside keeps a retried call from writing twice:
+ * - `idempotency_key`: the tool takes a key and a second call with the same key does nothing new;
+ * - `reconcile`: a query (`Effect.reconcile`) tells whether a write happened before it is retried;
+ * - `none`: nothing; a retried call may write again.
+ */
+export type EffectRetry = 'idempotency_key' | 'reconcile' | 'none';
+
+export const EFFECT_RETRIES: readonly EffectRetry[] = ['idempotency_key', 'reconcile', 'none'];
+
+/** A tool's effect contract: it writes nothing outside, or it writes and says how retries are made safe. */
+export type Effect =
+  | { kind: 'none' }
+  | {
+      kind: 'external_write';
+      retry: EffectRetry;
+      /** A query tool of the same program, taking the same arguments, that tells whether the write happened. */
+      reconcile?: string;
+      /** The tool that undoes the write; declared for callers, never run by the host. */
+      compensation?: string;
+    };
 
 export interface EventSpec {
   name: string;

@@ -2,6 +2,7 @@ import { ManifestError } from './errors.js';
 import { validate, type ValidatorError } from './manifest-validator.js';
 import type { Deps, EventSpec, ManifestData, ToolSpec } from './types.js';
 import { escapeRawControls } from './json-text.js';
+import { checkEffects } from './effects.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,7 +30,9 @@ export function validateManifest(value: unknown): ManifestData {
   const data = manifest as Json;
   checkUnique(data.tools as Json[] | undefined, 'tools', 'tool');
   checkUnique(data.events as Json[] | undefined, 'events', 'event');
-  return normalize(data);
+  const normalized = normalize(data);
+  checkEffects(normalized);
+  return normalized;
 }
 
 /**
@@ -156,6 +159,7 @@ function normalizeTool(t: Json): ToolSpec {
     returns: t.returns,
     query: t.query,
     deprecated: t.deprecated,
+    effect: t.effect,
   }) as unknown as ToolSpec;
 }
 

@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   'bad-host-pattern': 422,
   'grant-not-declared': 422,
   'limit-above-daemon': 422,
+  /** A deploy under `--require-effects` of an image that reaches outside with tools whose effect is undeclared; `tools` lists them. */
+  'effect-undeclared': 422,
   'tool-name-collision': 409,
   'breaks-callers': 409,
   /** A rollback to the image the harness serves already: nothing would change. */

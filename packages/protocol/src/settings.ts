@@ -358,6 +358,13 @@ export const SETTINGS = [
     help: "syscalls beyond the ABI's own to serve (default: none)",
   },
   {
+    flag: 'require-effects',
+    code: 'requireEffects',
+    kind: 'switch',
+    default: false,
+    help: 'refuse to deploy an image declaring berm.http.fetch or berm.http.proxy whose non-query tools leave their effect undeclared',
+  },
+  {
     flag: 'http-proxy',
     code: 'httpProxy',
     kind: 'string',

@@ -4,7 +4,7 @@
  * they differ only in where the bindings come from and in what a limit above the daemon's gets (a deploy
  * is refused, a restore is clamped, since the daemon may have been restarted with lower limits).
  */
-import type { Manifest } from '@berm/manifest';
+import { OUTBOUND_SYSCALLS, reachesOutside, undeclaredEffects, type Manifest } from '@berm/manifest';
 import type { GrantSet, LimitBindings, Limits } from '@berm/protocol';
 import { BermdError } from '../errors.js';
 import {
@@ -45,6 +45,8 @@ export interface AdmissionPolicy {
   checks: CheckPolicy;
   /** The daemon's limits: the defaults, and the upper bounds of every harness's. */
   bounds: Limits;
+  /** `--require-effects`: a deploy of an image that reaches outside must declare the effect of every tool that is not a query. */
+  requireEffects?: boolean;
 }
 
 export interface Admitted {
@@ -65,6 +67,20 @@ function refuseBadHostPatterns(manifest: Manifest): void {
   });
 }
 
+/** Refuses (422 `effect-undeclared`) an image that reaches outside with tools whose effect callers cannot know. */
+function refuseUndeclaredEffects(manifest: Manifest): void {
+  if (!reachesOutside(manifest.data)) return;
+  const tools = undeclaredEffects(manifest.data);
+  if (tools.length === 0) return;
+  const syscalls = OUTBOUND_SYSCALLS.filter((s) => Object.hasOwn(manifest.data.deps.syscalls, s));
+  const names = tools.map((t) => `"${t}"`).join(', ');
+  throw new BermdError(
+    'effect-undeclared',
+    `this bermd requires effect contracts (--require-effects), and the image declares ${syscalls.join(' and ')} while tool${tools.length > 1 ? 's' : ''} ${names} declare${tools.length > 1 ? '' : 's'} no effect; declare each one's effect in the manifest ({"kind": "none"} or {"kind": "external_write", "retry": ...}; in AssemblyScript the @effect and @retry doc tags) or mark it a query`,
+    { tools, syscalls },
+  );
+}
+
 /** Checks `bytes` with the bindings asked for; throws the `BermdError` that refuses it. */
 export async function admit(
   bytes: Uint8Array,
@@ -77,6 +93,9 @@ export async function admit(
   const { limits, clamped } = effectiveLimits(bindings, policy.bounds);
   const checked = await checkImage(bytes, policy.checks, { maxMemoryBytes: limits.max_memory });
   refuseBadHostPatterns(checked.manifest);
+  // A restore keeps serving what was admitted before the operator asked for effects: refusing it
+  // would take tools away from callers on a restart, not at a deploy anyone is watching.
+  if (mode === 'deploy' && policy.requireEffects === true) refuseUndeclaredEffects(checked.manifest);
   if (request.grantSpecs !== undefined) bindings.grants = grantsFromSpecs(request.grantSpecs, checked.manifest);
   else if (request.grants !== undefined) bindings.grants = request.grants;
   const grants = effectiveGrants(bindings, checked.manifest);

@@ -113,6 +113,8 @@ export interface RegistryOptions {
   logger: Logger;
   /** Syscalls beyond the ABI's own that this daemon serves; none by default. */
   servedSyscalls?: Iterable<string>;
+  /** `--require-effects`: refuse a deploy that reaches outside with tools whose effect is undeclared. */
+  requireEffects?: boolean;
   /** The clock: deploy and use times, and the compatibility gate's "now". Replaceable so tests can set the time. */
   now?: () => Date;
   /** How recent a use of a tool or event must be for a break of it to refuse a redeploy; 30 days by default, 0 turns the gate off. */
@@ -234,6 +236,7 @@ export class Registry {
     this.policy = {
       checks: { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage, phase: options.phase },
       bounds: options.bounds ?? { ...DEFAULT_LIMITS },
+      requireEffects: options.requireEffects,
     };
     this.now = options.now ?? (() => new Date());
     this.replica = options.replica ?? replicaName();

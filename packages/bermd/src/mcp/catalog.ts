@@ -133,12 +133,43 @@ function describe(spec: ToolSpec): string {
  * What the manifest and the operator's grants say about a tool, as MCP's hints: a query changes
  * nothing (read-only, so calling it again changes nothing either); a tool whose harness can reach no
  * syscall that leaves the machine, itself or through the programs it calls, works in a closed world.
+ * A declared effect adds what it promises: an external write is destructive (a retry may act twice),
+ * and a call is idempotent when it writes nothing outside or a repeated idempotency key does nothing
+ * new. A tool without one is hinted as before effects were declared.
  */
 function annotationsOf(spec: ToolSpec, openWorld: boolean): ToolAnnotations {
   const annotations: ToolAnnotations = spec.query === true ? { readOnlyHint: true, idempotentHint: true } : { readOnlyHint: false };
+  const effect = spec.effect;
+  if (effect?.kind === 'external_write') {
+    annotations.destructiveHint = true;
+    annotations.idempotentHint = effect.retry === 'idempotency_key';
+  } else if (effect?.kind === 'none') {
+    annotations.idempotentHint = true;
+  }
   annotations.openWorldHint = openWorld;
   return annotations;
 }
+
+/** A declared effect as `_meta` carries it, its tools named as they are served, so a client can call them. */
+export interface EffectMeta {
+  kind: 'none' | 'external_write';
+  retry?: string;
+  reconcile?: string;
+  compensation?: string;
+}
+
+function effectMeta(spec: ToolSpec, served: (tool: string) => string): EffectMeta | undefined {
+  const effect = spec.effect;
+  if (effect === undefined) return undefined;
+  if (effect.kind === 'none') return { kind: 'none' };
+  const meta: EffectMeta = { kind: effect.kind, retry: effect.retry };
+  if (effect.reconcile !== undefined) meta.reconcile = served(effect.reconcile);
+  if (effect.compensation !== undefined) meta.compensation = served(effect.compensation);
+  return meta;
+}
+
+/** The `_meta` key of a tool's declared effect (`EffectMeta`). */
+export const EFFECT_META_KEY = 'berm/effect';
 
 export class ToolCatalog {
   readonly separator: string;
@@ -348,7 +379,10 @@ export class ToolCatalog {
       const listed: PreparedTool[] = [];
       for (const prepared of entry.tools) {
         if (byName.has(prepared.name)) continue;
-        byName.set(prepared.name, catalogTool(entry.harness, prepared, open.has(entry.harness)));
+        byName.set(
+          prepared.name,
+          catalogTool(entry.harness, prepared, open.has(entry.harness), (tool) => this.fullName(entry.harness, tool)),
+        );
         listed.push(prepared);
       }
       shown.set(entry.harness, { tools: listed, open: open.has(entry.harness), usage: entry.usage });
@@ -382,15 +416,18 @@ export class ToolCatalog {
   }
 }
 
-function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean): CatalogTool {
+function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean, served: (tool: string) => string): CatalogTool {
   const { name, tool, spec, inputSchema, outputSchema, checkOutput } = prepared;
+  // Which harness and tool the name stands for, so a client need not know the separator to find a tool.
+  const meta: Record<string, unknown> = { 'berm/harness': harness, 'berm/tool': tool };
+  const effect = effectMeta(spec, served);
+  if (effect !== undefined) meta[EFFECT_META_KEY] = effect;
   const listed: Tool = {
     name,
     description: describe(spec),
     inputSchema,
     annotations: annotationsOf(spec, openWorld),
-    // Which harness and tool the name stands for, so a client need not know the separator to find a tool.
-    _meta: { 'berm/harness': harness, 'berm/tool': tool },
+    _meta: meta,
   };
   const listedModern: Tool = outputSchema === undefined ? listed : { ...listed, outputSchema: outputSchema as Tool['outputSchema'] };
   const structuredForLegacy = outputSchema?.type === 'object';

@@ -6,6 +6,7 @@ import type { Program } from 'assemblyscript';
 import type { ToolSpec } from '@berm/manifest';
 import type { ParsedHarness } from './after-parse.js';
 import { type Diagnostics, nameRange } from './diagnostics.js';
+import { checkToolEffects, TagPlaces } from './effects.js';
 import { type EventInfo, renderEvents, renderTool } from './render.js';
 import { SchemaRenderer } from './schema.js';
 import { glueExport } from './tools.js';
@@ -23,12 +24,18 @@ export function renderHarness(program: Program, parsed: ParsedHarness, diagnosti
   const file = program.filesByName.get(parsed.entry.internalPath);
   if (file === undefined) return rendered;
   const renderer = new SchemaRenderer(program);
+  const places: TagPlaces[] = [];
   for (const tool of parsed.tools) {
-    const spec = renderTool(program, file, renderer, tool, diagnostics);
-    if (spec !== undefined) rendered.tools.push(spec);
+    const at = new TagPlaces(tool.decl.range.source, tool.decl.range.start, nameRange(tool.decl));
+    const spec = renderTool(program, file, renderer, tool, diagnostics, at);
+    if (spec !== undefined) {
+      rendered.tools.push(spec);
+      places.push(at);
+    }
     // A tool that cannot be rendered is not compiled into the ABI: its glue would only add errors.
     else file.exports?.delete(glueExport(tool.name));
   }
+  checkToolEffects(rendered.tools, places, diagnostics);
   rendered.events = renderEvents(program, renderer, diagnostics);
   return rendered;
 }

@@ -8,6 +8,7 @@ import type { Class, ClassDeclaration, ClassPrototype, File, Function as AsFunct
 import type { EventSpec, ToolSpec } from '@berm/manifest';
 import type { Diagnostics } from './diagnostics.js';
 import { docBefore } from './docs.js';
+import { effectOfTags, type TagPlaces } from './effects.js';
 import { eventName } from './names.js';
 import { isJsonClass, type SchemaRenderer, typeName, UnsupportedType } from './schema.js';
 import { TOOL_NAME, type ToolDecl } from './tools.js';
@@ -25,6 +26,7 @@ export function renderTool(
   renderer: SchemaRenderer,
   tool: ToolDecl,
   diagnostics: Diagnostics,
+  places: TagPlaces,
 ): ToolSpec | undefined {
   const proto = file.members?.get(tool.local);
   if (proto === undefined || proto.kind !== ElementKind.FunctionPrototype) return undefined;
@@ -65,6 +67,8 @@ export function renderTool(
   }
   if (doc.tags.has('query')) spec.query = true;
   if (doc.tags.has('deprecated')) spec.deprecated = true;
+  const effect = effectOfTags(tool.name, doc, places, diagnostics);
+  if (effect !== undefined) spec.effect = effect;
   return spec;
 }
 

@@ -19,6 +19,8 @@ export const BREAK_CODES = [
   'variant-removed',
   'variant-added',
   'array-constraint-changed',
+  'effect-now-writes',
+  'retry-weakened',
 ] as const;
 
 export type BreakCode = (typeof BREAK_CODES)[number];

@@ -277,7 +277,7 @@ describe('breaks: order and stability', () => {
 });
 
 describe('breaks: the codes', () => {
-  it('are the fifteen stable codes of the contract', () => {
+  it('are the seventeen stable codes of the contract', () => {
     expect(BREAK_CODES).toEqual([
       'tool-removed',
       'event-removed',
@@ -294,6 +294,8 @@ describe('breaks: the codes', () => {
       'variant-removed',
       'variant-added',
       'array-constraint-changed',
+      'effect-now-writes',
+      'retry-weakened',
     ]);
     expect(isBreakCode('type-changed')).toBe(true);
     expect(isBreakCode('type-change')).toBe(false);
@@ -313,6 +315,8 @@ describe('breaks: the codes', () => {
       tools: [
         tool('gone'),
         tool('read', { query: true }),
+        tool('notify', { effect: { kind: 'none' } }),
+        tool('order', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
         tool('args', {
           arguments: {
             type: 'object',
@@ -346,6 +350,8 @@ describe('breaks: the codes', () => {
     const next = manifest({
       tools: [
         tool('read'),
+        tool('notify', { effect: { kind: 'external_write', retry: 'none' } }),
+        tool('order', { effect: { kind: 'external_write', retry: 'reconcile', reconcile: 'read' } }),
         tool('args', {
           arguments: {
             type: 'object',
