@@ -39,9 +39,14 @@ export const ERROR_TABLE = {
     offWire: 'bad-option',
     why: 'the --access file does not read; on SIGHUP it is logged and the principals held are kept (main.ts)',
   },
+  TraceConfigError: { offWire: 'bad-option', why: 'an OTEL_* variable or --otel-* flag bermd cannot use (options.ts says it as the flag)' },
   SchemaError: { offWire: 'start-refused', why: 'the database holds a schema this bermd cannot use' },
   AbiViolation: { offWire: 'call-answer', why: 'the guest broke the ABI: its call answers bad-result' },
   TaskStopped: { offWire: 'call-answer', why: "a worker's task stopped: its call answers timeout, cancelled or closed" },
+  CallRefused: {
+    offWire: 'call-answer',
+    why: "the runtime without a daemon (bermd/runtime): crab run's caller gets the call's code, as /mcp would answer it",
+  },
   SessionCapError: { wire: 'session-cap' },
   SignatureReadError: { wire: 'unsupported-module' },
   RunnerError: {

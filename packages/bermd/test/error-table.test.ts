@@ -12,10 +12,12 @@ import { SchemaError } from '../dist/deploy/postgres-schema.js';
 import { SignatureReadError } from '../dist/deploy/wasm-signatures.js';
 import { ResolveError } from '../dist/egress/index.js';
 import { ERROR_TABLE, type ErrorRoute, INTERNAL_MESSAGE, isBadOption, wireCodeOf, wireErrorOf } from '../dist/error-table.js';
+import { CallRefused } from '../dist/embedded/index.js';
 import { BermdError } from '../dist/errors.js';
 import { FAULT_STEPS, InjectedFault } from '../dist/faults.js';
 import { SessionCapError } from '../dist/mcp/index.js';
 import { AbiViolation } from '../dist/runtime/guest-memory.js';
+import { TraceConfigError } from '../dist/telemetry/index.js';
 import { RunnerError, type RunnerErrorCode } from '../dist/runtime/index.js';
 import { TaskStopped } from '../dist/runtime/pool.js';
 
@@ -27,9 +29,11 @@ const MADE: Record<keyof typeof ERROR_TABLE, Error[]> = {
   ResolveError: [new ResolveError('--resolve x: expected HOST:PORT:ADDRESS')],
   SecretsFileError: [new SecretsFileError('secrets.json is readable by others')],
   AccessFileError: [new AccessFileError('--access access.json: entry 0: unknown member "token"')],
+  TraceConfigError: [new TraceConfigError('OTEL_EXPORTER_OTLP_PROTOCOL=grpc: expected http/protobuf or http/json')],
   SchemaError: [new SchemaError('the database is at schema 9')],
   AbiViolation: [new AbiViolation('berm_alloc did not return an i32')],
   TaskStopped: [new TaskStopped('the task was stopped')],
+  CallRefused: [new CallRefused('timeout', 'the call ran past its time limit')],
   SessionCapError: [new SessionCapError(3)],
   SignatureReadError: [new SignatureReadError('unknown export kind', 12)],
   RunnerError: (['memory-too-large', 'bad-module', 'bad-schema', 'bad-harness', 'bad-option', 'closed'] satisfies RunnerErrorCode[]).map(

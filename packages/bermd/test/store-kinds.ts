@@ -111,7 +111,11 @@ function postgresSite(url: string): StoreSite {
     // A row's bindings are those of the image it names.
     recordOtherImage: async (name, digest) => void (await sql(url, 'UPDATE berm_harness SET digest = $2 WHERE name = $1', [name, digest])),
     forgetDeployers: async () => {
-      await sql(url, 'ALTER TABLE berm_harness DROP COLUMN deployed_by, DROP COLUMN deployed_by_revision');
+      // Back to schema 1 whole: every column a later schema added goes, so the migrations run again as on an old database.
+      await sql(
+        url,
+        'ALTER TABLE berm_harness DROP COLUMN deployed_by, DROP COLUMN deployed_by_revision, DROP COLUMN source, DROP COLUMN source_revision',
+      );
       await sql(url, 'DROP TABLE IF EXISTS berm_history, berm_image, berm_session');
       await sql(url, 'UPDATE berm_schema SET version = 1');
     },
