@@ -44,7 +44,7 @@ describe('renderManifest', () => {
       'Tools (2)',
       '  forecast(city: string, days?: integer ≥0) -> Forecast{high: number, low: number}  query',
       '      Forecasts the weather.',
-      '  reset()  deprecated',
+      '  reset()  deprecated  effect undeclared',
       '',
       'Events (1)',
       '  alert{level: "low"|"high", message: string}',

@@ -59,7 +59,7 @@ function renderTool(tool: ToolSpec, paint: Paint, outside: boolean): string[] {
     tool.deprecated ? paint.yellow('deprecated') : '',
     effectMark(tool, paint, outside),
   ].filter(Boolean);
-  const line = `  ${paint.bold(tool.name)}(${renderArguments(tool.arguments)})${returns}${marks.length ? `  ${marks.join(' ')}` : ''}`;
+  const line = `  ${paint.bold(tool.name)}(${renderArguments(tool.arguments)})${returns}${marks.length ? `  ${marks.join('  ')}` : ''}`;
   return [line, ...description(tool.description, paint)];
 }
 
