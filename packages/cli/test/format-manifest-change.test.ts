@@ -3,23 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import { manifestChange, renderManifestChange } from '@berm/format/manifest-change';
 import type { ManifestData, ToolSpec } from '@berm/manifest';
+import { sampleManifest } from '../../../test/helpers/wat.js';
 import { FORECAST_TOOL, tagged } from './helpers/cli.js';
 
 const RESET: ToolSpec = { name: 'reset', description: 'Resets.', arguments: { type: 'object', properties: {} } };
 
+/** A manifest of `tools` (and `events`), the rest as the shared sample has it. */
 function manifest(tools: ToolSpec[], events: ManifestData['events'] = []): ManifestData {
-  return {
-    abi_version: 1,
-    version: '0.1.0',
-    description: '',
-    homepage: '',
-    repository: '',
-    readme: '',
-    usage: '',
-    tools,
-    events,
-    deps: { programs: [], syscalls: {}, secrets: [] },
-  } as ManifestData;
+  return sampleManifest({ tools, events });
 }
 
 describe('manifestChange and renderManifestChange', () => {

@@ -3,12 +3,11 @@
 // pushed whose only entry is for linux/amd64. `crab inspect` and `crab pull` refuse each with
 // unknown-media-type (exit 2), saying which type it met and what berm reads.
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { MEDIA, Registry } from '@berm/oci';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeRegistry, SKOPEO, sha256, startRegistry, type RunningRegistry } from '../../oci/test/registry-server.js';
+import { describeRegistry, SKOPEO, sha256, skopeoPush, startRegistry, type RunningRegistry } from '../../oci/test/registry-server.js';
 import { Scratch, runCli } from './helpers/cli.js';
 
 const run = promisify(execFile);
@@ -23,37 +22,15 @@ const base = () => ({ DOCKER_CONFIG: path.join(scratch.dir, 'no-docker'), BERM_R
 
 /** A container image in an OCI layout, pushed by skopeo: a tar layer and a container config. Answers the digest and size of the manifest the registry holds, and its layer's type. */
 async function pushContainer(ref: string): Promise<{ digest: string; size: number; layer: string }> {
-  const layout = path.join(scratch.dir, 'container-layout');
-  await mkdir(path.join(layout, 'blobs', 'sha256'), { recursive: true });
-  const blob = async (bytes: Uint8Array) => {
-    await writeFile(path.join(layout, 'blobs', 'sha256', sha256(bytes).slice(7)), bytes);
-    return sha256(bytes);
-  };
   // An empty tar: two zero blocks.
   const tar = new Uint8Array(1024);
   const config = new TextEncoder().encode(
     JSON.stringify({ architecture: 'amd64', os: 'linux', rootfs: { type: 'layers', diff_ids: [sha256(tar)] }, config: {} }),
   );
-  const manifest = new TextEncoder().encode(
-    JSON.stringify({
-      schemaVersion: 2,
-      mediaType: MEDIA.manifest,
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: await blob(config), size: config.length },
-      layers: [{ mediaType: TAR_LAYER, digest: await blob(tar), size: tar.length }],
-    }),
-  );
-  const md = await blob(manifest);
-  await writeFile(path.join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
-  await writeFile(
-    path.join(layout, 'index.json'),
-    JSON.stringify({
-      schemaVersion: 2,
-      manifests: [
-        { mediaType: MEDIA.manifest, digest: md, size: manifest.length, annotations: { 'org.opencontainers.image.ref.name': 'c' } },
-      ],
-    }),
-  );
-  await run(SKOPEO!, ['copy', '--insecure-policy', '--dest-tls-verify=false', `oci:${layout}:c`, `docker://${ref}`]);
+  await skopeoPush(path.join(scratch.dir, 'container-layout'), 'c', ref, {
+    config: { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: config },
+    layers: [{ mediaType: TAR_LAYER, bytes: tar }],
+  });
   // skopeo may compress the layer on the way: what the registry holds is what the index must name.
   const { stdout } = await run(SKOPEO!, ['inspect', '--raw', '--tls-verify=false', `docker://${ref}`], { encoding: 'buffer' });
   const pushed = JSON.parse(stdout.toString('utf8')) as { layers: { mediaType: string }[] };

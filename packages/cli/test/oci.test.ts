@@ -9,7 +9,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { harnessImage, manifestWithTools } from '../../../test/helpers/harness.js';
 import { closedPort } from '../../../test/helpers/loopback.js';
 import { removeDir, startDaemon, type RunningDaemon } from '../../bermd/test/daemon.js';
-import { describeRegistry, SKOPEO, sha256, startRegistry, startRelay, type RunningRegistry } from '../../oci/test/registry-server.js';
+import {
+  describeRegistry,
+  SKOPEO,
+  sha256,
+  skopeoPush,
+  startRegistry,
+  startRelay,
+  type RunningRegistry,
+} from '../../oci/test/registry-server.js';
 import { Scratch, runCli } from './helpers/cli.js';
 
 const run = promisify(execFile);
@@ -162,40 +170,13 @@ describeRegistry('crab and OCI registries', { timeout: 120_000 }, () => {
   });
 
   it('inspects (by range reads) and deploys an artifact skopeo pushed in the standard layout, without the berm layer', async () => {
-    const layout = path.join(scratch.dir, 'layout');
-    await mkdir(path.join(layout, 'blobs', 'sha256'), { recursive: true });
-    const blob = async (bytes: Uint8Array) => {
-      await writeFile(path.join(layout, 'blobs', 'sha256', sha256(bytes).slice(7)), bytes);
-      return sha256(bytes);
-    };
     const config = new TextEncoder().encode(
       JSON.stringify({ created: '2026-01-01T00:00:00Z', architecture: 'wasm', os: 'wasip1', layerDigests: [sha256(images.v2!)] }),
     );
-    const manifest = new TextEncoder().encode(
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: 'application/vnd.oci.image.manifest.v1+json',
-        config: { mediaType: 'application/vnd.wasm.config.v0+json', digest: await blob(config), size: config.length },
-        layers: [{ mediaType: 'application/wasm', digest: await blob(images.v2!), size: images.v2!.length }],
-      }),
-    );
-    const md = await blob(manifest);
-    await writeFile(path.join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
-    await writeFile(
-      path.join(layout, 'index.json'),
-      JSON.stringify({
-        schemaVersion: 2,
-        manifests: [
-          {
-            mediaType: 'application/vnd.oci.image.manifest.v1+json',
-            digest: md,
-            size: manifest.length,
-            annotations: { 'org.opencontainers.image.ref.name': 'v2' },
-          },
-        ],
-      }),
-    );
-    await run(SKOPEO!, ['copy', '--insecure-policy', '--dest-tls-verify=false', `oci:${layout}:v2`, `docker://${open.host}/org/plain:v2`]);
+    await skopeoPush(path.join(scratch.dir, 'layout'), 'v2', `${open.host}/org/plain:v2`, {
+      config: { mediaType: 'application/vnd.wasm.config.v0+json', bytes: config },
+      layers: [{ mediaType: 'application/wasm', bytes: images.v2! }],
+    });
 
     const relay = await startRelay(open.host);
     const r = await runCli(['inspect', '--json', `oci://${relay.host}/org/plain:v2`], { env: base() });

@@ -2,13 +2,14 @@
 // storage in a temp dir, with or without htpasswd auth, ready once it logs that it listens (a bounded wait
 // on that line, never a sleep); and a relay in front of it that counts requests, can alter a blob's bytes,
 // ignore Range, or stand for a registry behind the token flow (a bearer challenge and a token endpoint).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe } from 'vitest';
 
 function find(program: string): string | null {
@@ -219,4 +220,42 @@ export async function startRelay(upstream: string, options: RelayOptions = {}): 
 
 export function sha256(bytes: Uint8Array): string {
   return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/** A blob of a one-image OCI layout: its media type and bytes. */
+export interface LayoutBlob {
+  mediaType: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * Writes a one-image OCI layout under `dir` (an image manifest of `config` and `layers`, tagged `tag`) and
+ * copies it to `ref` with skopeo: an artifact published as other tools publish it, not as crab does.
+ */
+export async function skopeoPush(
+  dir: string,
+  tag: string,
+  ref: string,
+  image: { config: LayoutBlob; layers: LayoutBlob[] },
+): Promise<void> {
+  await mkdir(path.join(dir, 'blobs', 'sha256'), { recursive: true });
+  const described = async ({ mediaType, bytes }: LayoutBlob) => {
+    await writeFile(path.join(dir, 'blobs', 'sha256', sha256(bytes).slice('sha256:'.length)), bytes);
+    return { mediaType, digest: sha256(bytes), size: bytes.length };
+  };
+  const manifest = new TextEncoder().encode(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: await described(image.config),
+      layers: await Promise.all(image.layers.map(described)),
+    }),
+  );
+  const entry = await described({ mediaType: 'application/vnd.oci.image.manifest.v1+json', bytes: manifest });
+  await writeFile(path.join(dir, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}');
+  await writeFile(
+    path.join(dir, 'index.json'),
+    JSON.stringify({ schemaVersion: 2, manifests: [{ ...entry, annotations: { 'org.opencontainers.image.ref.name': tag } }] }),
+  );
+  await promisify(execFile)(SKOPEO!, ['copy', '--insecure-policy', '--dest-tls-verify=false', `oci:${dir}:${tag}`, `docker://${ref}`]);
 }
