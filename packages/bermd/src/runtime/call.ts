@@ -25,6 +25,8 @@ import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResul
 export interface Caller {
   readonly name: string;
   mayCall(harness: string): boolean;
+  /** True when it may call every harness, so a list shown to it is the whole list, unfiltered. */
+  mayCallEvery?(): boolean;
 }
 
 /**
