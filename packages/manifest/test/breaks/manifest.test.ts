@@ -277,7 +277,7 @@ describe('breaks: order and stability', () => {
 });
 
 describe('breaks: the codes', () => {
-  it('are the seventeen stable codes of the contract', () => {
+  it('are the stable codes of the contract', () => {
     expect(BREAK_CODES).toEqual([
       'tool-removed',
       'event-removed',
@@ -296,6 +296,9 @@ describe('breaks: the codes', () => {
       'array-constraint-changed',
       'effect-now-writes',
       'retry-weakened',
+      'prompt-removed',
+      'prompt-argument-required',
+      'resource-removed',
     ]);
     expect(isBreakCode('type-changed')).toBe(true);
     expect(isBreakCode('type-change')).toBe(false);
@@ -346,8 +349,14 @@ describe('breaks: the codes', () => {
         }),
       ],
       events: [{ name: 'ping', description: 'Ping.', fields: { type: 'object', properties: {} } }],
+      prompts: [
+        { name: 'dropped', description: '', arguments: [] },
+        { name: 'kept', description: '', arguments: [{ name: 'who', description: '' }] },
+      ],
+      resources: [{ path: 'gone', name: 'Gone', description: '' }],
     });
     const next = manifest({
+      prompts: [{ name: 'kept', description: '', arguments: [{ name: 'who', description: '', required: true }] }],
       tools: [
         tool('read'),
         tool('notify', { effect: { kind: 'external_write', retry: 'none' } }),
