@@ -202,6 +202,10 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       figures.callEnded(harness, tool, code, waited, ran);
       metrics?.callEnded(harness, tool, code, waited, ran);
     },
+    onResourceUpdated: (harness, path) => {
+      sessions?.resourceUpdated(harness, path);
+      stateless?.resourceUpdated(harness, path);
+    },
     maxCallDepth: config.maxCallDepth,
     maxQueue: config.maxQueue,
     threads: config.workers === undefined ? undefined : { max: config.workers },
@@ -309,6 +313,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const core: McpCore = {
     catalog,
     call: (harness, tool, args, options) => toolRunner.call(harness, tool, args, options),
+    runExport: (harness, exportName, request, options) => toolRunner.runExport(harness, exportName, request, options),
+    resourceUris: config.resourceUris === 'harness-scheme' ? 'harness-scheme' : 'berm',
     recordUse: (harness, use) => opened.recordUse(harness, use),
     logger,
     version,

@@ -15,6 +15,7 @@ import type { Resource, Tool, ToolAnnotations } from '@modelcontextprotocol/serv
 import { BermdError } from '../errors.js';
 import type { Caller } from '../runtime/index.js';
 import { compileOutputCheck, type OutputCheck } from './output-check.js';
+import { type HarnessSurface, NO_SURFACE, surfaceOf } from './surface.js';
 
 /**
  * The two generations of MCP bermd serves list a tool's result differently: 2025-11-25 (and older)
@@ -50,6 +51,8 @@ export interface CatalogEntry {
   programs: readonly string[];
   /** It is granted a syscall that leaves the machine (`berm.http.fetch`, `berm.http.proxy`). */
   leavesMachine: boolean;
+  /** Its prompts, resources and templates. */
+  surface?: HarnessSurface;
 }
 
 /** What one harness shows a client: the tools listed under its names, whether it works in a closed world, its usage. */
@@ -57,11 +60,12 @@ interface Shown {
   tools: readonly PreparedTool[];
   open: boolean;
   usage: string;
+  surface?: HarnessSurface;
 }
 
 /** The same thing shown: the same prepared tools (a deploy prepares new ones), the same world, the same usage. */
 function sameShown(a: Shown, b: Shown): boolean {
-  return a.open === b.open && a.usage === b.usage && a.tools.length === b.tools.length && a.tools.every((t, i) => t === b.tools[i]);
+  return a.open === b.open && a.usage === b.usage && a.surface === b.surface && a.tools.length === b.tools.length && a.tools.every((t, i) => t === b.tools[i]);
 }
 
 /**
@@ -232,7 +236,7 @@ export class ToolCatalog {
       }
       return prepared;
     });
-    return { harness, tools, usage: manifest.usage, programs: manifest.deps.programs, leavesMachine };
+    return { harness, tools, usage: manifest.usage, programs: manifest.deps.programs, leavesMachine, surface: surfaceOf(manifest) };
   }
 
   /**
@@ -342,6 +346,17 @@ export class ToolCatalog {
     return changed;
   }
 
+  /** `harness`'s prompts, resources and templates, when it is deployed. */
+  surface(harness: string): HarnessSurface | undefined {
+    const entry = this.entries.get(harness);
+    return entry === undefined ? undefined : (entry.surface ?? NO_SURFACE);
+  }
+
+  /** The deployed harnesses `caller` may call (all for none), by name. */
+  harnessesFor(caller?: Caller): string[] {
+    return [...this.entries.keys()].filter((h) => caller === undefined || caller.mayCall(h)).sort();
+  }
+
   /** The usage text of `harness`, when it is deployed and has one. */
   usage(harness: string): string | undefined {
     const usage = this.entries.get(harness)?.usage;
@@ -385,7 +400,7 @@ export class ToolCatalog {
         );
         listed.push(prepared);
       }
-      shown.set(entry.harness, { tools: listed, open: open.has(entry.harness), usage: entry.usage });
+      shown.set(entry.harness, { tools: listed, open: open.has(entry.harness), usage: entry.usage, surface: entry.surface });
       if (entry.usage !== '') {
         resources.push({
           harness: entry.harness,

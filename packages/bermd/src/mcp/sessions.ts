@@ -33,6 +33,7 @@ import type { Caller, Stop } from '../runtime/index.js';
 import { mayCallSome } from './access.js';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
+import { resourceUris } from './surface.js';
 import { numberDefault } from '../limits.js';
 import { restoreInitialized } from './session-restore.js';
 
@@ -78,6 +79,7 @@ export function initOf(body: unknown): SessionInit | undefined {
 
 export class Session implements SessionState, FastCallSession {
   level?: SessionState['level'];
+  subscriptions?: Set<string>;
   /** Writes what `logging/setLevel` set where other replicas read it; unset without a shared store. */
   saveLevel?: () => Promise<void>;
   /** When its stored row expires unless refreshed (this replica's clock, estimated from the store's answer). */
@@ -93,6 +95,7 @@ export class Session implements SessionState, FastCallSession {
   streamOpen = false;
   toolsChanged = false;
   resourcesChanged = false;
+  promptsChanged = false;
   /** Requests being handled (a POST holds its response stream until its answer is sent). */
   active = 0;
   lastSeen = Date.now();
@@ -243,6 +246,7 @@ export class McpSessions implements SessionWatcher {
     if (opensStream) {
       session.toolsChanged = true;
       session.resourcesChanged = true;
+      session.promptsChanged = true;
     }
     return session;
   }
@@ -441,7 +445,23 @@ export class McpSessions implements SessionWatcher {
       if (!mayCallSome(session.caller, harnesses)) continue;
       session.toolsChanged = true;
       session.resourcesChanged = true;
+      session.promptsChanged = true;
       if (session.streamOpen) this.flush(session);
+    }
+  }
+
+  /**
+   * `harness`'s resource at `path` changed: each session subscribed to it, in either URI form, whose
+   * principal may call the harness, is sent `notifications/resources/updated` with the URI it subscribed.
+   */
+  resourceUpdated(harness: string, path: string): void {
+    const uris = resourceUris(harness, path);
+    for (const session of this.sessions.values()) {
+      if (session.subscriptions === undefined || !session.caller.mayCall(harness)) continue;
+      for (const uri of uris) {
+        if (!session.subscriptions.has(uri)) continue;
+        session.server.sendResourceUpdated({ uri }).catch((e: unknown) => this.lost(session, e));
+      }
     }
   }
 
@@ -480,6 +500,10 @@ export class McpSessions implements SessionWatcher {
     if (session.resourcesChanged) {
       session.resourcesChanged = false;
       session.server.sendResourceListChanged().catch((e: unknown) => this.lost(session, e));
+    }
+    if (session.promptsChanged) {
+      session.promptsChanged = false;
+      session.server.sendPromptListChanged().catch((e: unknown) => this.lost(session, e));
     }
   }
 

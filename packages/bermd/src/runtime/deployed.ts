@@ -119,6 +119,7 @@ export class DeployedSet {
       programs: [...(manifest.deps?.programs ?? [])],
       validators: '',
       maxResultBytes,
+      resources: resourcePaths(manifest),
     };
     const entry: Entry = {
       name,
@@ -186,4 +187,10 @@ export class DeployedSet {
     this.closures.set(entry.name, programs);
     return programs;
   }
+}
+
+/** The paths `berm.resource_updated` may name: the declared resources' and templates'; undefined when there are none. */
+function resourcePaths(data: ManifestData): string[] | undefined {
+  const paths = [...(data.resources ?? []), ...(data.resource_templates ?? [])].map((r) => r.path);
+  return paths.length === 0 ? undefined : paths;
 }

@@ -22,6 +22,8 @@ export interface ProgramPayload {
   validators: string;
   /** The longest result (and host-call request) read from this program's instances: its harness's limit. */
   maxResultBytes: number;
+  /** The paths of its declared resources and templates, which `berm.resource_updated` may name. */
+  resources?: string[];
 }
 
 export interface TaskLimits {
@@ -41,6 +43,8 @@ export interface Barred {
 export interface Task {
   callId: number;
   tool: string;
+  /** The export to run in place of the tool's `berm_tool_{tool}`: a prompt's, a resource read, a completion. */
+  export?: string;
   /** The arguments as JSON text, already validated. */
   args: string;
   /** `programs[0]` is the called harness; the rest are the deployed programs its calls can reach. */
@@ -79,5 +83,7 @@ export type WorkerMessage =
   /** The call's budget of log and event bytes is spent: what it sends from now on is refused. */
   | { callId: number; kind: 'spent'; budget: number }
   | ReportMessage
+  /** `harness`'s resource at `path` changed (`berm.resource_updated`): its subscribed sessions are told. */
+  | { callId: number; kind: 'resource-updated'; harness: string; path: string }
   /** A host call the main thread serves (http-fetch.ts): the worker waits on `flag` for the envelope on `reply`. */
   | { callId: number; kind: 'host'; name: string; harness: string; tool: string; request: unknown; reply: MessagePort; flag: Int32Array };
