@@ -14,6 +14,7 @@ export function surfaceExports(data: ManifestData): Array<[string, string]> {
   const completes =
     (data.prompts ?? []).some((p) => p.arguments.some((a) => a.complete === true)) ||
     (data.resource_templates ?? []).some((t) => (t.complete?.length ?? 0) > 0);
-  if (completes) out.push([COMPLETE_EXPORT, 'which completes the prompt arguments and template variables the manifest declares "complete"']);
+  if (completes)
+    out.push([COMPLETE_EXPORT, 'which completes the prompt arguments and template variables the manifest declares "complete"']);
   return out;
 }

@@ -65,7 +65,13 @@ interface Shown {
 
 /** The same thing shown: the same prepared tools (a deploy prepares new ones), the same world, the same usage. */
 function sameShown(a: Shown, b: Shown): boolean {
-  return a.open === b.open && a.usage === b.usage && a.surface === b.surface && a.tools.length === b.tools.length && a.tools.every((t, i) => t === b.tools[i]);
+  return (
+    a.open === b.open &&
+    a.usage === b.usage &&
+    a.surface === b.surface &&
+    a.tools.length === b.tools.length &&
+    a.tools.every((t, i) => t === b.tools[i])
+  );
 }
 
 /**

@@ -29,7 +29,12 @@ export const MAX_COMPLETIONS = 100;
 export interface SurfaceCore {
   catalog: ToolCatalog;
   resourceUris: ResourceUris;
-  runExport(harness: string, exportName: string, request: unknown, options: { caller?: Caller; signal?: AbortSignal }): Promise<CallOutcome>;
+  runExport(
+    harness: string,
+    exportName: string,
+    request: unknown,
+    options: { caller?: Caller; signal?: AbortSignal },
+  ): Promise<CallOutcome>;
 }
 
 /** The JSON-RPC code of a guest's failure to render, read or complete: the answer says what failed and carries bermd's code. */
@@ -143,7 +148,11 @@ export function listTemplates(core: SurfaceCore, caller: Caller | undefined): Re
 }
 
 /** The declared resource or template instance a URI names, for `caller`; throws invalid params with the URI when there is none. */
-export function resolveUri(core: SurfaceCore, uri: string, caller: Caller | undefined): { harness: string; path: string; resolved: Resolved } {
+export function resolveUri(
+  core: SurfaceCore,
+  uri: string,
+  caller: Caller | undefined,
+): { harness: string; path: string; resolved: Resolved } {
   const named = parseResourceUri(uri);
   const surface = named === undefined ? undefined : visible(core, named.harness, caller);
   const resolved = surface === undefined ? undefined : resolvePath(surface, named!.path);
@@ -151,7 +160,12 @@ export function resolveUri(core: SurfaceCore, uri: string, caller: Caller | unde
   return { harness: named!.harness, path: named!.path, resolved };
 }
 
-export async function readResource(core: SurfaceCore, uri: string, caller: Caller | undefined, signal: AbortSignal): Promise<ReadResourceResult> {
+export async function readResource(
+  core: SurfaceCore,
+  uri: string,
+  caller: Caller | undefined,
+  signal: AbortSignal,
+): Promise<ReadResourceResult> {
   const { harness, path, resolved } = resolveUri(core, uri, caller);
   const request: Record<string, unknown> = { path };
   if (resolved.kind === 'template') {
@@ -170,6 +184,7 @@ export async function readResource(core: SurfaceCore, uri: string, caller: Calle
     if (mimeType !== undefined) out.mimeType = mimeType;
     if (typeof content.text === 'string') out.text = content.text;
     else out.blob = content.blob;
+    if (isObject(content._meta)) out._meta = content._meta;
     return out;
   });
   return { contents: contents as ReadResourceResult['contents'] };
@@ -179,7 +194,11 @@ const EMPTY: CompleteResult = { completion: { values: [], total: 0, hasMore: fal
 
 export async function complete(
   core: SurfaceCore,
-  params: { ref: { type: string; name?: string; uri?: string }; argument: { name: string; value: string }; context?: { arguments?: Record<string, string> } },
+  params: {
+    ref: { type: string; name?: string; uri?: string };
+    argument: { name: string; value: string };
+    context?: { arguments?: Record<string, string> };
+  },
   caller: Caller | undefined,
   signal: AbortSignal,
 ): Promise<CompleteResult> {

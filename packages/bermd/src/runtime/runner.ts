@@ -238,7 +238,8 @@ export class ToolRunner {
     if (caller !== undefined && !caller.mayCall(harness)) return { error: notPermitted(caller.name, harness, exportName), reached: none() };
     const entry = this.deployed.get(harness);
     if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none() };
-    if (options.signal?.aborted) return { error: { code: 'cancelled', message: `${harness}.${exportName} was cancelled before it started` }, reached: none() };
+    if (options.signal?.aborted)
+      return { error: { code: 'cancelled', message: `${harness}.${exportName} was cancelled before it started` }, reached: none() };
     const programs = this.deployed.programsFor(entry);
     const call = new Call(this.nextCallId++, entry, exportName, JSON.stringify(request), programs, this.maxCallDepth, options, exportName);
     return this.run(call, harness, exportName, options);
