@@ -203,8 +203,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       metrics?.callEnded(harness, tool, code, waited, ran);
     },
     onResourceUpdated: (harness, path) => {
-      sessions?.resourceUpdated(harness, path);
-      stateless?.resourceUpdated(harness, path);
+      sessions?.publishResourceUpdate(harness, path);
     },
     maxCallDepth: config.maxCallDepth,
     maxQueue: config.maxQueue,
@@ -328,6 +327,10 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   sessions = mcpSessions;
   const mcpStateless = new StatelessMcp(core, { maxListens: config.maxListens });
   stateless = mcpStateless;
+  mcpSessions.fanOutResource = (harness, path) => {
+    mcpSessions.resourceUpdated(harness, path);
+    mcpStateless.resourceUpdated(harness, path);
+  };
   opened.onChange((event) => {
     // Whose lists changed: the harness itself, and any whose listing its change touched (the catalog's).
     const changed = catalog.takeChanged().add(event.name);

@@ -12,6 +12,8 @@ import { harnessImage, type HarnessOptions, sampleManifest } from '../../../test
 import type { ManifestData } from '@berm/manifest';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { Arrivals, connect, connectModern, deploy, put } from './mcp-client.js';
+import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
+import { NO_RECONCILIATION, startReplicas, stopAll, until } from './replicas.js';
 
 /** A harness `test` with two prompts, a text-and-blob resource, a watched one, a template and completion. */
 function surfaceManifest(): ManifestData {
@@ -291,5 +293,44 @@ describe('bermd: deploying prompts and resources', () => {
     });
     expect(usage.status).toBe(400);
     expect(usage.error).toMatchObject({ code: 'bad-image', reason: 'resource-path-reserved', path: '/resources/0/path' });
+  });
+});
+
+describePostgres('bermd replicas: a resource changed on one is told on another', { timeout: 120_000 }, () => {
+  let db: string;
+  let daemons: RunningDaemon[] = [];
+  beforeAll(async () => {
+    db = await createDatabase();
+    daemons = await startReplicas(2, db, { args: [...NO_RECONCILIATION, '--tool-separator', '_'] });
+  });
+  afterAll(async () => {
+    await stopAll(daemons);
+    if (db) await dropDatabase(db);
+  });
+
+  it("a session subscribed on B hears of berm.resource_updated called through A, and of no other resource's change", async () => {
+    const [a, b] = daemons as [RunningDaemon, RunningDaemon];
+    await deploy(a.url, 'test', await harnessImage(surfaceManifest(), SURFACE_OPTIONS));
+    const watcher = await connect(b.url);
+    const caller = await connect(a.url);
+    try {
+      const updated = new Arrivals<string>();
+      watcher.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+      // B serves test once it has followed A's deploy: until then the URI is unknown there.
+      await until('B to serve test', () =>
+        watcher.client.subscribeResource({ uri: 'berm://test/watched-resource' }).then(
+          (answer) => answer,
+          () => undefined,
+        ),
+      );
+      // Another resource's change, on the same channel and so before the touch: this subscriber hears nothing of it.
+      await sql(db, "SELECT pg_notify('berm_harness', $1)", [JSON.stringify({ name: 'test', what: 'resource', path: 'static-text' })]);
+      await caller.client.callTool({ name: 'test_touch', arguments: {} });
+      await updated.reach(1);
+      expect(updated.received).toEqual(['berm://test/watched-resource']);
+    } finally {
+      await watcher.close();
+      await caller.close();
+    }
   });
 });

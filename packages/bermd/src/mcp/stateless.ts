@@ -17,7 +17,7 @@ import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { Caller } from '../runtime/index.js';
 import { authInfoOf, callerOf } from './access.js';
 import { changeEvent, HARNESSES_META_KEY, ListenFilter } from './listen-filter.js';
-import { resourceUris } from './surface.js';
+import { resolvePath, resourceUris } from './surface.js';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
 import { numberDefault } from '../limits.js';
 
@@ -117,6 +117,8 @@ export class StatelessMcp {
 
   /** `harness`'s resource at `path` changed: the listen streams that named it (in either URI form) are told. */
   resourceUpdated(harness: string, path: string): void {
+    const surface = this.core.catalog.surface(harness);
+    if (surface === undefined || resolvePath(surface, path) === undefined) return;
     for (const uri of resourceUris(harness, path)) {
       this.handler.bus.publish({ kind: 'resource_updated', uri, params: { _meta: { [HARNESSES_META_KEY]: [harness] } } });
     }
