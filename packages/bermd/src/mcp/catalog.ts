@@ -39,6 +39,8 @@ export interface CatalogTool {
   checkOutput?: OutputCheck;
   /** `returns` is an object schema, which a 2025-era client takes as `outputSchema`. */
   structuredForLegacy: boolean;
+  /** The tool's declared effect, when it is an external write: its calls go under receipts (receipts.ts). */
+  write?: { retry: 'idempotency_key' | 'reconcile' | 'none'; reconcile?: string };
 }
 
 /** One harness as the catalog holds it, built by `prepare` and installed by `set`. */
@@ -431,5 +433,15 @@ function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean
   };
   const listedModern: Tool = outputSchema === undefined ? listed : { ...listed, outputSchema: outputSchema as Tool['outputSchema'] };
   const structuredForLegacy = outputSchema?.type === 'object';
-  return { name, harness, tool, listed: structuredForLegacy ? listedModern : listed, listedModern, checkOutput, structuredForLegacy };
+  const out: CatalogTool = {
+    name,
+    harness,
+    tool,
+    listed: structuredForLegacy ? listedModern : listed,
+    listedModern,
+    checkOutput,
+    structuredForLegacy,
+  };
+  if (spec.effect?.kind === 'external_write') out.write = { retry: spec.effect.retry, reconcile: spec.effect.reconcile };
+  return out;
 }
