@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { buildApp, HostPolicy } from './app/index.js';
 import { Authentication, protectedResourcePlugin, ResourceServer, resourceMetadataUrl, StaticPrincipals } from './auth/index.js';
 import { controlPlugin } from './control/index.js';
-import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
+import { grantedAsks, PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { wireErrorOf } from './error-table.js';
 import type { BermdError } from './errors.js';
@@ -217,6 +217,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           logger[PINO_LEVEL[report.level] ?? 'info']({ harness: report.harness, tool: report.tool, guest: true }, report.message);
           break;
         case 'event':
+        case 'progress':
           // Logged and sent to MCP clients by the call that ran it (mcp/server.ts), which knows its caller.
           break;
       }
@@ -236,6 +237,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           digest: checked.digest,
           limits: own,
           context: egressContext(name, checked.declared, checked.grants),
+          asks: grantedAsks(checked.grants),
           lazyValidators: restored,
         });
         const leavesMachine = Object.keys(checked.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));

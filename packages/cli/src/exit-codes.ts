@@ -173,6 +173,7 @@ export const EXIT_CODES = {
   'guest-error': EXIT.negative,
   'trap': EXIT.negative,
   'bad-result': EXIT.negative,
+  'bad-content': EXIT.negative,
   // ...or the host refused: a name or arguments that are wrong, as for any bad input...
   'unknown-tool': EXIT.badInput,
   'invalid-arguments': EXIT.badInput,

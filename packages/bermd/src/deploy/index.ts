@@ -13,6 +13,7 @@ export {
   type RegistryCounters,
   type StoreHealth,
 } from './registry.js';
+export { grantedAsks } from './bindings.js';
 export { admit, type CheckedHarness, type AdmissionPolicy, type AdmissionRequest, type Admitted } from './admission.js';
 export { checkImage, abiProblems, digestOf, type CheckPolicy, type CheckedImage, type DeployPhase, type Problem } from './checks.js';
 export { readSignatures, type FuncType, type ValType, type ImportEntry, type ExportEntry } from './wasm-signatures.js';

@@ -27,6 +27,7 @@ import type {
   UndeployedHarness,
   DeploySource,
 } from '@berm/protocol';
+import { ASK_SYSCALLS } from '@berm/protocol';
 import type { Logger } from 'pino';
 import { assertHarnessName, BermdError } from '../errors.js';
 import { DEFAULT_LIMITS } from '../limits.js';
@@ -235,7 +236,11 @@ export class Registry {
     this.logger = options.logger;
     this.phase = options.phase ?? (async (_name, fn) => fn());
     this.policy = {
-      checks: { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage, phase: options.phase },
+      checks: {
+        servedSyscalls: new Set([...ASK_SYSCALLS, ...(options.servedSyscalls ?? [])]),
+        rewrite: options.rewriteImage,
+        phase: options.phase,
+      },
       bounds: options.bounds ?? { ...DEFAULT_LIMITS },
       requireEffects: options.requireEffects,
     };

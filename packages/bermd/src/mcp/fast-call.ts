@@ -92,11 +92,13 @@ function callOf(body: unknown): (FastCallRequest & { params: Record<string, unkn
   return { id, name: params.name, args: params.arguments as Record<string, unknown> | undefined, params };
 }
 
-/** A 2025-era `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's are the SDK's). */
+/**
+ * A 2025-era `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's
+ * are the SDK's, and so is a call asking for progress, which the SDK's path sends).
+ */
 export function isPlainMeta(meta: unknown): boolean {
   if (meta === undefined) return true;
-  if (!isObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return false;
-  return meta.progressToken === undefined || isIdLike(meta.progressToken);
+  return isObject(meta) && meta[RELATED_TASK_META_KEY] === undefined && meta.progressToken === undefined;
 }
 
 /** The call in `body` when the fast path may answer it on a 2025 session: one well-formed `tools/call` the transport would accept. */
@@ -147,7 +149,8 @@ function modernCallOf(message: unknown, headers: IncomingHttpHeaders): ModernFas
   const meta = call.params._meta;
   if (!isObject(meta) || !isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
   for (const key in meta) if (!MODERN_META.has(key)) return undefined;
-  if (meta.progressToken !== undefined && !isIdLike(meta.progressToken)) return undefined;
+  // A call asking for progress is the SDK's path's to answer: it sends the progress.
+  if (meta.progressToken !== undefined) return undefined;
   const level = meta[LOG_LEVEL_META_KEY];
   if (level !== undefined && !isLoggingLevel(level)) return undefined;
   if (!isJsonContentType(headers['content-type'])) return undefined;

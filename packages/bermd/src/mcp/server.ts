@@ -31,7 +31,8 @@ import { ApiError } from '@berm/protocol';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
 import type { BermdMetrics, LiveFigures, Tracing } from '../telemetry/index.js';
-import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
+import { type Caller, type CallAsk, type CallOptions, type CallOutcome, type SignalLike, Stop } from '../runtime/index.js';
+import { InputRounds, sessionAsk } from './asks.js';
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 import type { Receipts } from './receipts.js';
@@ -134,15 +135,19 @@ function failure(message: string, code: string, path?: string): CallToolResult {
  */
 export function toolResult(tool: CatalogTool, outcome: CallOutcome, generation: Generation): CallToolResult {
   if (!('ok' in outcome)) return failure(outcome.error.message, outcome.error.code, outcome.error.path);
-  const text = JSON.stringify(outcome.ok);
+  // The guest's own blocks (checked by the runtime against the kinds its tool declares) replace the value's text.
+  const content = (outcome.content as CallToolResult['content'] | undefined) ?? [{ type: 'text', text: JSON.stringify(outcome.ok) }];
   const structured = generation === 'modern' || tool.structuredForLegacy;
-  if (tool.checkOutput === undefined || !structured) return { content: [{ type: 'text', text }] };
+  if (tool.checkOutput === undefined || !structured) return { content };
   const problem = tool.checkOutput(outcome.ok);
   if (problem !== undefined) {
     return failure(`${tool.name} answered a value its declared returns schema does not allow: ${problem}`, 'bad-result');
   }
-  return { content: [{ type: 'text', text }], structuredContent: outcome.ok as Record<string, unknown> };
+  return { content, structuredContent: outcome.ok as Record<string, unknown> };
 }
+
+/** MCP's `notifications/progress` params, without the token the request gave. */
+export type ProgressMessage = { progress: number; total?: number; message?: string };
 
 /** Who a call is for, and how its own notifications reach them. */
 export interface CallChannel {
@@ -152,6 +157,10 @@ export interface CallChannel {
   notify(message: EventMessage): Promise<void>;
   /** The request's `_meta`: an external write's idempotency key is read from it. */
   meta?: unknown;
+  /** Sends the call's progress; set only when the request gave a `progressToken` (then nothing else is sent). */
+  progress?: (message: ProgressMessage) => Promise<void>;
+  /** Asks the request's client what the guest's `berm.elicit` and `berm.sample` ask; unset, they are refused. */
+  ask?: CallAsk;
 }
 
 /**
@@ -232,8 +241,16 @@ async function runTool(
     signal: channel.signal,
     idempotencyKey: key,
     trace: core.tracing?.callTrace(tool.harness, tool.tool),
+    ask: channel.ask,
     onReport: (report) => {
       switch (report.kind) {
+        case 'progress': {
+          const { progress, total, message } = report;
+          channel.progress?.({ progress, total, message }).catch((e: unknown) => {
+            core.logger.debug({ err: e, harness: report.harness }, 'could not send progress to its caller');
+          });
+          break;
+        }
         case 'event': {
           const { harness, tool: emitter, event, fields } = report;
           core.logger.info({ harness, tool: emitter, event, fields, principal }, 'event');
@@ -274,6 +291,16 @@ function seconds(started: number): number {
   return (performance.now() - started) / 1000;
 }
 
+/** A signal that stops when either does. */
+function either(a: SignalLike, b: Stop): Stop {
+  const both = new Stop();
+  const stop = (): void => both.abort();
+  if (a.aborted || b.aborted) both.abort();
+  a.addEventListener('abort', stop, { once: true });
+  b.addEventListener('abort', stop);
+  return both;
+}
+
 /** Where a server's client keeps its log level: a session's state, or each 2026 request's `_meta`. */
 type LevelSource = { generation: 'legacy'; session: SessionState } | { generation: 'modern' };
 
@@ -299,14 +326,32 @@ function build(core: McpCore, source: LevelSource): Server {
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const caller = callerFor(source, ctx);
+    const token = request.params._meta?.progressToken;
+    // 2026-07-28: questions to the client end the round (asks.ts); 2025: they are requests on the call's stream.
+    const rounds =
+      generation === 'modern'
+        ? new InputRounds(InputRounds.capabilitiesOf(ctx.mcpReq.envelope), ctx.mcpReq.requestState(), ctx.mcpReq.inputResponses)
+        : undefined;
+    const ask: CallAsk =
+      rounds?.ask ??
+      sessionAsk(
+        () => server.getClientCapabilities(),
+        (req, options) => ctx.mcpReq.send(req as { method: 'elicitation/create'; params: Record<string, unknown> }, options),
+      );
     try {
-      return await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
+      const result = await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
         caller,
-        signal: ctx.mcpReq.signal,
+        signal: rounds === undefined ? ctx.mcpReq.signal : either(ctx.mcpReq.signal, rounds.stop),
         meta: request.params._meta,
         // Sent with the call, on its response stream, so the caller sees it before the result.
         notify: (message) => ctx.mcpReq.notify({ method: 'notifications/message', params: message }),
+        progress:
+          token === undefined
+            ? undefined
+            : (message) => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...message } }),
+        ask,
       });
+      return rounds?.result() ?? result;
     } finally {
       // The fast path (fast-call.ts) logs the same line with its own `via`.
       core.logger.debug(

@@ -20,6 +20,7 @@ import {
   type GuestPort,
 } from './guest-memory.js';
 import type { CallChain, ChainProgram, HostCall, HostCallContext, HostEnvelope, WorkerMessageBody } from './host-call.js';
+import { contentProblem } from './content.js';
 import { HOST_CALLS } from './host-calls.js';
 import { violation, type Check } from './schema-issues.js';
 import type { Barred, GuestOutcome, ProgramPayload, TaskLimits, WorkerMessage } from './worker-messages.js';
@@ -98,6 +99,8 @@ export class Chain implements CallChain {
   readonly limits: TaskLimits;
   private sent = 0;
   private overspent = false;
+  /** The call's latest accepted progress and how many it sent (`berm.progress`). */
+  private progressed: { last: number; count: number } = { last: Number.NEGATIVE_INFINITY, count: 0 };
   private readonly callId: number;
   private readonly programs: Map<string, LoadedProgram>;
   private readonly barred: Barred | undefined;
@@ -148,6 +151,18 @@ export class Chain implements CallChain {
     }
     this.sent += bytes;
     return true;
+  }
+
+  /**
+   * Takes `progress` as the call's latest: a refusal message when it is below the latest, or when the
+   * call has sent its `max` progress reports; undefined (and it is counted) when it is accepted.
+   */
+  advance(progress: number, max: number): string | undefined {
+    const { last, count } = this.progressed;
+    if (progress < last) return `progress ${progress} is below the call's latest, ${last}: progress never decreases`;
+    if (count >= max) return `this call has sent its ${max} progress reports; no more are sent`;
+    this.progressed = { last: progress, count: count + 1 };
+    return undefined;
   }
 
   /** A refusal message when `args` do not fit the tool's schema; undefined when they do. */
@@ -214,10 +229,10 @@ export class Chain implements CallChain {
     } catch (e) {
       return this.fault(e, label, port);
     }
-    return this.envelope(port, packed, label, program.payload.maxResultBytes);
+    return this.envelope(port, packed, label, program.payload.maxResultBytes, program.payload.content?.[tool]);
   }
 
-  private envelope(port: GuestPort, packed: unknown, label: string, max: number): GuestOutcome {
+  private envelope(port: GuestPort, packed: unknown, label: string, max: number, kinds: string[] | undefined): GuestOutcome {
     if (typeof packed !== 'bigint') return failure('bad-result', `${label} did not return an i64 packing (ptr << 32) | len`);
     const { ptr, len } = unpack(packed);
     if (len > max) return failure('result-too-large', `${label} returned ${len} bytes, above the limit of ${max}`);
@@ -233,6 +248,11 @@ export class Chain implements CallChain {
     if (isPlainObject(value)) {
       const keys = Object.keys(value);
       if (keys.length === 1 && keys[0] === 'ok') return { ok: value.ok };
+      if (keys.length === 2 && 'ok' in value && 'content' in value) {
+        const problem = contentProblem(value.content, kinds);
+        if (problem !== undefined) return failure('bad-content', `${label} returned a result whose ${problem}`);
+        return { ok: value.ok, content: value.content as unknown[] };
+      }
       if (keys.length === 1 && keys[0] === 'error' && typeof value.error === 'string') return failure('guest-error', value.error);
     }
     return failure('bad-result', `${label} returned a result that is not an envelope {"ok": value} or {"error": "message"}`);

@@ -27,6 +27,8 @@ export interface CallChain {
   post(body: WorkerMessageBody, transfer?: TransferListItem[]): void;
   /** Counts `bytes` of logs and events against the call's budget; false (and nothing counted) when they do not fit. */
   spend(bytes: number): boolean;
+  /** Takes `progress` as the call's latest; a refusal message when it decreases or the call has sent `max` already. */
+  advance(progress: number, max: number): string | undefined;
   /** A refusal message when `args` do not fit the tool's schema; undefined when they do. */
   checkArguments(program: ChainProgram, tool: string, args: unknown): string | undefined;
   checkFields(program: ChainProgram, event: string, fields: unknown): string | undefined;

@@ -10,11 +10,17 @@
  * worker (which ends an `Atomics.wait` too) and aborts the request under way.
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { HTTP_SYSCALLS } from '@berm/protocol';
+import { ASK_SYSCALLS, HTTP_SYSCALLS } from '@berm/protocol';
 import type { HostCall, HostEnvelope } from './host-call.js';
 
 /** Host calls whose work the main thread does; each must be given a service (`RunnerOptions.hostServices`) to do anything. */
 export const ASYNC_HOST_CALLS: readonly string[] = HTTP_SYSCALLS;
+
+/**
+ * Host calls the main thread answers by asking the call's own client (`berm.elicit`, `berm.sample`):
+ * forwarded the same way, served by the call's `CallOptions.ask` rather than a runner-wide service.
+ */
+export const ASK_HOST_CALLS: readonly string[] = ASK_SYSCALLS;
 
 const WAITING = 0;
 export const ANSWERED = 1;

@@ -22,6 +22,8 @@ export interface ProgramPayload {
   validators: string;
   /** The longest result (and host-call request) read from this program's instances: its harness's limit. */
   maxResultBytes: number;
+  /** The content kinds each tool declares (`ToolSpec.content`), by tool; absent when none declares any. */
+  content?: Record<string, string[]>;
 }
 
 export interface TaskLimits {
@@ -53,7 +55,8 @@ export interface Task {
   key?: string;
 }
 
-export type GuestOutcome = { ok: unknown } | { error: CallError };
+/** What a tool answered: its value, and the content blocks beside it when its envelope carried them (checked: content.ts). */
+export type GuestOutcome = { ok: unknown; content?: unknown[] } | { error: CallError };
 
 export interface TaskResult {
   outcome: GuestOutcome;
@@ -66,7 +69,9 @@ export interface TaskResult {
  */
 export type GuestReport =
   | { kind: 'log'; harness: string; tool: string; level: string; message: string }
-  | { kind: 'event'; harness: string; tool: string; event: string; fields: unknown };
+  | { kind: 'event'; harness: string; tool: string; event: string; fields: unknown }
+  /** An accepted `berm.progress`: never less than the call's previous one. */
+  | { kind: 'progress'; harness: string; tool: string; progress: number; total?: number; message?: string };
 
 /** A report as it travels, tagged with its call. */
 export type ReportMessage = GuestReport & { callId: number };

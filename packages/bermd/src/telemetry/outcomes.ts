@@ -9,6 +9,7 @@ const OUTCOMES: Readonly<Record<string, CallOutcomeLabel>> = {
   'guest-error': 'tool_error',
   trap: 'tool_error',
   'bad-result': 'tool_error',
+  'bad-content': 'tool_error',
   'bad-module': 'tool_error',
   // Nothing ran: the caller asked for what it may not have, or what is not there.
   'insufficient-scope': 'refused',
