@@ -140,6 +140,21 @@ describe('BermClient', () => {
       html.server.close();
     }
   });
+  it('says the connection was lost when it dies in the middle of an answer', async () => {
+    const cut = await standIn((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('[{"name":', () => res.socket?.destroy());
+    });
+    const client = new BermClient(cut.url);
+    try {
+      const e = await failure(client.list());
+      expect([e.code, e.status]).toEqual(['connection-lost', undefined]);
+      expect(e.message).toContain(`GET /harnesses`);
+    } finally {
+      await client.close();
+      cut.server.close();
+    }
+  });
 });
 
 describe('BermClient with a token', () => {
