@@ -6,6 +6,8 @@ export const HOST_CALL = {
   call: 'berm.call',
   log: 'berm.log',
   emit: 'berm.emit',
+  /** The call's idempotency key (an `external_write` call's, or one a chain derived for a nested call); null without one. */
+  idempotencyKey: 'berm.idempotency_key',
 } as const;
 
 /** The ABI's own host calls: every host serves them, and no image declares them. */

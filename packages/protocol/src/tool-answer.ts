@@ -22,6 +22,13 @@ export const CALL_ERROR_CODES = [
   'bad-module',
   'closed',
   'internal',
+  // An external_write's receipts (docs/contract.md §6): nothing ran.
+  'bad-idempotency-key',
+  'idempotency-key-reused',
+  'in-progress',
+  'outcome-unknown',
+  'result-not-kept',
+  'store-unavailable',
 ] as const;
 
 export type CallErrorCode = (typeof CALL_ERROR_CODES)[number];

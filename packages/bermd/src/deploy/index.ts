@@ -69,4 +69,16 @@ export { reasonOf } from './postgres-errors.js';
 export { isPostgresUrl, storeLocation, storePasswords } from './postgres-url.js';
 export { SCHEMA_VERSION, LOCK_CLASS } from './postgres-schema.js';
 export { moveStore, type MovedHarness } from './move-store.js';
+export {
+  argumentsHash,
+  canonicalJson,
+  idOf,
+  DEFAULT_RECEIPT_RETENTION_MS,
+  type Receipt,
+  type ReceiptId,
+  type ReceiptOutcome,
+  type ReceiptQuery,
+  type ReceiptStore,
+} from './receipts.js';
+export { DirectoryReceipts } from './directory-receipts.js';
 export type { SessionInit, SessionRecord, SessionRecords, SessionWatcher, StoredSession } from './session-records.js';

@@ -210,7 +210,8 @@ export class Registry {
   private readonly phase: DeployPhase;
   private readonly logger: Logger;
   private readonly now: () => Date;
-  private readonly replica: string;
+  /** How this process names itself: history entries and receipts carry it. */
+  readonly replica: string;
   /** The last use's time, and its ISO form (see `recordUse`). */
   private lastUseMs = Number.NaN;
   private lastUseIso = '';
@@ -265,6 +266,8 @@ export class Registry {
       try {
         for (const name of await this.store.prune())
           this.logger.info({ harness: name }, 'forgot an undeployed harness past the history retention');
+        const receipts = await this.store.receipts?.prune();
+        if (receipts !== undefined && receipts > 0) this.logger.debug({ receipts }, 'forgot receipts past the receipt retention');
       } catch (e) {
         this.logger.warn({ err: (e as Error).message }, 'could not prune the deploy history; trying again later');
       }

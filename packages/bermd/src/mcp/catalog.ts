@@ -39,6 +39,8 @@ export interface CatalogTool {
   checkOutput?: OutputCheck;
   /** `returns` is an object schema, which a 2025-era client takes as `outputSchema`. */
   structuredForLegacy: boolean;
+  /** The tool's declared effect, when it is an external write: its calls go under receipts (receipts.ts). */
+  write?: { retry: 'idempotency_key' | 'reconcile' | 'none'; reconcile?: string };
 }
 
 /** One harness as the catalog holds it, built by `prepare` and installed by `set`. */
@@ -69,7 +71,7 @@ function sameShown(a: Shown, b: Shown): boolean {
  * no caller (the daemon's own). Each harness is asked once.
  */
 function visible<T>(listed: T[], harnesses: readonly string[], caller: Caller | undefined): T[] {
-  if (caller === undefined) return listed;
+  if (caller === undefined || caller.mayCallEvery?.() === true) return listed;
   const asked = new Map<string, boolean>();
   return listed.filter((_, i) => {
     const harness = harnesses[i]!;
@@ -431,5 +433,15 @@ function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean
   };
   const listedModern: Tool = outputSchema === undefined ? listed : { ...listed, outputSchema: outputSchema as Tool['outputSchema'] };
   const structuredForLegacy = outputSchema?.type === 'object';
-  return { name, harness, tool, listed: structuredForLegacy ? listedModern : listed, listedModern, checkOutput, structuredForLegacy };
+  const out: CatalogTool = {
+    name,
+    harness,
+    tool,
+    listed: structuredForLegacy ? listedModern : listed,
+    listedModern,
+    checkOutput,
+    structuredForLegacy,
+  };
+  if (spec.effect?.kind === 'external_write') out.write = { retry: spec.effect.retry, reconcile: spec.effect.reconcile };
+  return out;
 }

@@ -57,6 +57,8 @@ export interface FastCallRequest {
   id: RequestId;
   name: string;
   args: Record<string, unknown> | undefined;
+  /** The request's `_meta` (an external write's idempotency key is read from it). */
+  meta?: unknown;
 }
 
 /** A 2026-07-28 call, with the log level its `_meta` asks for. */
@@ -107,7 +109,7 @@ export function fastCallOf(body: unknown, headers: IncomingHttpHeaders): FastCal
   if (!isJsonContentType(headers['content-type'])) return undefined;
   const version = headers['mcp-protocol-version'];
   if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return undefined;
-  return { id: call.id, name: call.name, args: call.args };
+  return { id: call.id, name: call.name, args: call.args, meta: call.params._meta };
 }
 
 /** The params of a 2026-07-28 `tools/call` the fast path reads; a retry's `inputResponses` or `requestState` are the SDK's. */
@@ -122,6 +124,8 @@ export const MODERN_META: ReadonlySet<string> = new Set([
   // The W3C trace context 2026-07-28 reserves: read by the tracer before any answerer, nothing to the SDK.
   'traceparent',
   'tracestate',
+  // An external write's idempotency key, which callTool reads as the SDK's path does.
+  'io.berm/idempotency-key',
 ]);
 
 /**
@@ -149,7 +153,7 @@ function modernCallOf(message: unknown, headers: IncomingHttpHeaders): ModernFas
   if (!isJsonContentType(headers['content-type'])) return undefined;
   if (headers['mcp-protocol-version'] !== MODERN_REVISION || headers['mcp-method'] !== 'tools/call') return undefined;
   if (headers['mcp-name'] !== call.name) return undefined;
-  return { id: call.id, name: call.name, args: call.args, state: { level } };
+  return { id: call.id, name: call.name, args: call.args, meta, state: { level } };
 }
 
 /**
@@ -326,7 +330,7 @@ export async function answerFastCall(
       core,
       call,
       caller,
-      () => callTool(core, session.state, 'legacy', call.name, call.args, { caller, signal: controller, notify }),
+      () => callTool(core, session.state, 'legacy', call.name, call.args, { caller, signal: controller, notify, meta: call.meta }),
       (result) => result,
     );
   } finally {
@@ -367,7 +371,7 @@ export async function answerModernFastCall(core: McpCore, call: ModernFastCallRe
       core,
       call,
       caller,
-      () => callTool(core, call.state, generation, call.name, call.args, { caller, signal: controller, notify }),
+      () => callTool(core, call.state, generation, call.name, call.args, { caller, signal: controller, notify, meta: call.meta }),
       (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
     );
   } finally {

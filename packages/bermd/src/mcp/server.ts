@@ -35,6 +35,7 @@ import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/in
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 import { guestLogMessage } from './guest-log.js';
+import type { Receipts } from './receipts.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
 export const EVENT_LOG_LEVEL: LoggingLevel = 'notice';
@@ -82,6 +83,10 @@ export interface McpCore {
   tracing?: Tracing;
   /** The page's live figures, told of calls refused before the runtime as the runtime tells them of the rest; kept with metrics off. */
   figures?: LiveFigures;
+  /** Where the calls of external_write tools keep their receipts; unset (no store keeps them), they run as any call. */
+  receipts?: Receipts;
+  /** A deployed harness's time and result limits, which bound a write's wait and its receipt's answer. */
+  limitsOf?(harness: string): { callTimeoutMs: number; maxResultBytes: number } | undefined;
 }
 
 /** What a server keeps about its client: for a session, what `logging/setLevel` set; for one 2026 request, what its `_meta` asked. */
@@ -146,6 +151,8 @@ export interface CallChannel {
   caller: Caller | undefined;
   signal: SignalLike;
   notify(message: EventMessage): Promise<void>;
+  /** The request's `_meta`: an external write's idempotency key is read from it. */
+  meta?: unknown;
 }
 
 /**
@@ -180,10 +187,51 @@ export async function callTool(
     });
   }
   const { tool } = access;
+  const limits = tool.write === undefined ? undefined : core.limitsOf?.(tool.harness);
+  if (tool.write === undefined || core.receipts === undefined || limits === undefined) {
+    const { outcome, result } = await runTool(core, state, generation, tool, args, channel);
+    core.metrics?.operationEnded('tools/call', seconds(started), name, 'error' in outcome ? 'tool_error' : undefined);
+    return result;
+  }
+  const { write } = tool;
+  const reconcile = write.reconcile === undefined ? undefined : core.catalog.lookup(core.catalog.fullName(tool.harness, write.reconcile));
+  const result = await core.receipts.call({
+    principal: caller?.name ?? '',
+    harness: tool.harness,
+    tool: tool.tool,
+    name,
+    retry: write.retry,
+    args: args ?? {},
+    meta: channel.meta,
+    limits,
+    run: async (key) => {
+      const { outcome, result } = await runTool(core, state, generation, tool, args, channel, key);
+      return { result, code: 'error' in outcome ? outcome.error.code : undefined };
+    },
+    reconcile:
+      reconcile === undefined ? undefined : async (key) => (await runTool(core, state, generation, reconcile, args, channel, key)).outcome,
+    render: (outcome) => toolResult(tool, outcome, generation),
+  });
+  core.metrics?.operationEnded('tools/call', seconds(started), name, result.isError === true ? 'tool_error' : undefined);
+  return result;
+}
+
+/** Runs `tool` for the channel's caller (with `key`, an external write's idempotency key), records what it reached, and renders its answer. */
+async function runTool(
+  core: McpCore,
+  state: SessionState,
+  generation: Generation,
+  tool: CatalogTool,
+  args: unknown,
+  channel: CallChannel,
+  key?: string,
+): Promise<{ outcome: CallOutcome; result: CallToolResult }> {
+  const { caller } = channel;
   const principal = caller?.name;
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
     caller,
     signal: channel.signal,
+    idempotencyKey: key,
     trace: core.tracing?.callTrace(tool.harness, tool.tool),
     onReport: (report) => {
       switch (report.kind) {
@@ -217,9 +265,7 @@ export async function callTool(
     core.logger.info({ harness: tool.harness, tool: tool.tool, principal }, 'call cancelled by its caller');
   for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
   for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
-  // Measured here rather than around the HTTP exchange, so the fast path and the SDK's are measured alike.
-  core.metrics?.operationEnded('tools/call', seconds(started), name, 'error' in outcome ? 'tool_error' : undefined);
-  return toolResult(tool, outcome, generation);
+  return { outcome, result: toolResult(tool, outcome, generation) };
 }
 
 /** A `tools/call` of `name` refused for a scope its caller lacks (`started`: when the request came), nothing having run. */
@@ -266,6 +312,7 @@ function build(core: McpCore, source: LevelSource): Server {
       return await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
         caller,
         signal: ctx.mcpReq.signal,
+        meta: request.params._meta,
         // Sent with the call, on its response stream, so the caller sees it before the result.
         notify: (message) => ctx.mcpReq.notify({ method: 'notifications/message', params: message }),
       });

@@ -25,6 +25,8 @@ import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResul
 export interface Caller {
   readonly name: string;
   mayCall(harness: string): boolean;
+  /** True when it may call every harness, so a list shown to it is the whole list, unfiltered. */
+  mayCallEvery?(): boolean;
 }
 
 /**
@@ -56,6 +58,8 @@ export interface CallOptions {
   onReport?: (report: GuestReport) => void;
   /** Where a traced call tells what it does; unset (tracing off), the call makes no span and no message for one. */
   trace?: CallTrace;
+  /** The call's idempotency key (`berm.idempotency_key`, `{idempotency-key}`); its nested calls derive theirs from it. */
+  idempotencyKey?: string;
 }
 
 /** What one call ran: the tools (the called one and every nested call that started) and accepted events. */
@@ -157,6 +161,7 @@ export class Call {
       // The worker runs the whole chain on its own thread and cannot ask the caller, so what it may not
       // reach travels with the task; a harness that does not import berm.call reaches nothing.
       barred: entry.callsOthers ? barredOf(programs, options.caller) : undefined,
+      key: options.idempotencyKey,
     };
   }
 

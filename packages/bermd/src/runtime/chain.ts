@@ -160,14 +160,14 @@ export class Chain implements CallChain {
   }
 
   /** Runs `tool` of `program` in a fresh instance. Never throws: every failure is an outcome. */
-  invoke(program: LoadedProgram, tool: string, args: string, depth: number): GuestOutcome {
+  invoke(program: LoadedProgram, tool: string, args: string, depth: number, key?: string): GuestOutcome {
     if (!this.traced) {
       if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth });
-      return this.run(program, tool, args, depth);
+      return this.run(program, tool, args, depth, key);
     }
     // The worker's clock as epoch milliseconds, which the main thread's spans read alike.
     if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth, at: performance.timeOrigin + performance.now() });
-    const outcome = this.run(program, tool, args, depth);
+    const outcome = this.run(program, tool, args, depth, key);
     if (depth > 0) {
       const at = performance.timeOrigin + performance.now();
       this.post('error' in outcome ? { kind: 'left', depth, at, error: outcome.error.code } : { kind: 'left', depth, at });
@@ -175,16 +175,17 @@ export class Chain implements CallChain {
     return outcome;
   }
 
-  private run(program: LoadedProgram, tool: string, args: string, depth: number): GuestOutcome {
+  private run(program: LoadedProgram, tool: string, args: string, depth: number, key: string | undefined): GuestOutcome {
     const label = `${program.name}.${tool}`;
     let port: GuestPort | undefined;
     const imports: Record<string, Record<string, unknown>> = {};
+    // One context for the instance: its nested calls count their ordinals on it, whichever import makes them.
+    const ctx: HostCallContext = { chain: this, program, tool, depth, key, calls: 0 };
     for (const imp of program.facts.imports) {
       const dotted = `${imp.module}.${imp.name}`;
       const serve = imp.kind === 'function' ? HOST_CALLS.get(dotted) : undefined;
       if (serve === undefined)
         return failure('bad-module', `${program.name} imports ${imp.kind} ${dotted}, which this runtime does not serve`);
-      const ctx: HostCallContext = { chain: this, program, tool, depth };
       (imports[imp.module] ??= {})[imp.name] = (ptr: number, len: number): bigint => {
         if (port === undefined) throw new AbiViolation(`${dotted} was called before the instance was ready (from a start function)`);
         return this.hostCall(dotted, serve, ctx, port, ptr >>> 0, len >>> 0);

@@ -31,7 +31,7 @@ export interface CallChain {
   checkArguments(program: ChainProgram, tool: string, args: unknown): string | undefined;
   checkFields(program: ChainProgram, event: string, fields: unknown): string | undefined;
   /** Runs `tool` of `program` in a fresh instance. Never throws: every failure is an outcome. */
-  invoke(program: ChainProgram, tool: string, args: string, depth: number): GuestOutcome;
+  invoke(program: ChainProgram, tool: string, args: string, depth: number, key?: string): GuestOutcome;
 }
 
 /** Who is making a host call: the program and tool whose instance imported it, and how deep in the chain. */
@@ -41,6 +41,10 @@ export interface HostCallContext {
   tool: string;
   /** 0 for the tool the runner called, n for the n-th nested `berm.call`. */
   depth: number;
+  /** This instance's idempotency key: the call's, or the one derived for a nested call; undefined without one. */
+  key?: string;
+  /** How many `berm.call`s this instance has made: the ordinal each nested key is derived with. */
+  calls: number;
 }
 
 /** `size` is the request's length in bytes, for host calls that budget what a guest sends. */

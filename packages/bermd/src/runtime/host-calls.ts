@@ -9,6 +9,7 @@
  */
 import { HOST_CALL } from '@berm/protocol';
 import { notPermitted } from './errors.js';
+import { nestedKey } from './idempotency-key.js';
 import { isPlainObject } from './guest-memory.js';
 import type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
 import { ASYNC_HOST_CALLS, forwardedHostCall } from './http-fetch.js';
@@ -54,9 +55,15 @@ const call: HostCall = (ctx, request) => {
   const args = request.args === undefined ? {} : request.args;
   const problem = ctx.chain.checkArguments(target, tool, args);
   if (problem !== undefined) return refused(`${name}.${tool}: ${problem}`);
-  const outcome = ctx.chain.invoke(target, tool, JSON.stringify(args), ctx.depth + 1);
+  // Counted only for a call that runs, so a retried chain making the same calls derives the same keys.
+  const ordinal = ctx.calls++;
+  const key = ctx.key === undefined ? undefined : nestedKey(ctx.key, ordinal, name, tool);
+  const outcome = ctx.chain.invoke(target, tool, JSON.stringify(args), ctx.depth + 1, key);
   return 'ok' in outcome ? { ok: outcome.ok } : { failed: outcome.error.message };
 };
+
+/** `berm.idempotency_key`: the key of the instance asking (a reconcile tool looks the write up with it); null without one. */
+const idempotencyKey: HostCall = (ctx) => ({ ok: ctx.key ?? null });
 
 /**
  * Logs and events travel to the main thread as messages; without a bound a guest logging in a loop
@@ -100,6 +107,7 @@ export const HOST_CALLS: ReadonlyMap<string, HostCall> = new Map([
   [HOST_CALL.call, call],
   [HOST_CALL.log, log],
   [HOST_CALL.emit, emit],
+  [HOST_CALL.idempotencyKey, idempotencyKey],
   // Served on the main thread by the runner's hostServices; refused when it has none for the name.
   ...ASYNC_HOST_CALLS.map((name): [string, HostCall] => [name, forwardedHostCall(name)]),
 ]);

@@ -25,7 +25,7 @@ export function forwardedHostCall(name: string): HostCall {
     const { port1, port2 } = new MessageChannel();
     const flag = new Int32Array(new SharedArrayBuffer(4));
     try {
-      ctx.chain.post({ kind: 'host', name, harness: ctx.program.name, tool: ctx.tool, request, reply: port2, flag }, [port2]);
+      ctx.chain.post({ kind: 'host', name, harness: ctx.program.name, tool: ctx.tool, request, reply: port2, flag, key: ctx.key }, [port2]);
       Atomics.wait(flag, 0, WAITING);
       const received = receiveMessageOnPort(port1);
       if (received === undefined) return { failed: `${name}: the host answered nothing` };
@@ -79,6 +79,8 @@ export interface HostServiceCall {
   signal: AbortSignal;
   /** Set when the call is traced: what the service sends is a span of it. */
   trace?: HostTrace;
+  /** The idempotency key of the instance making the request (`{idempotency-key}` in a header value); undefined without one. */
+  idempotencyKey?: string;
 }
 
 /** Serves one forwarded host call; a rejection is answered as `{"failed": message}`. */

@@ -203,6 +203,12 @@ export class ToolRunner {
     return this.deployed.get(name) !== undefined;
   }
 
+  /** The limits `name` is served with (its result limit bounds what a receipt keeps, its time limit how long a call may run), if it is deployed. */
+  limitsOf(name: string): { callTimeoutMs: number; maxResultBytes: number } | undefined {
+    const entry = this.deployed.get(name);
+    return entry === undefined ? undefined : { callTimeoutMs: entry.callTimeoutMs, maxResultBytes: entry.bare.maxResultBytes };
+  }
+
   /** The digest `name` was deployed with, if it is. */
   digestOf(name: string): string | undefined {
     return this.deployed.get(name)?.digest;
@@ -318,6 +324,7 @@ export class ToolRunner {
         request: message.request,
         signal: call.stop.signal,
         trace: call.options.trace?.host(name),
+        idempotencyKey: message.key,
       });
     } catch (e) {
       answered = Promise.reject(e);

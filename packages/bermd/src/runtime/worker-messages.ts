@@ -49,6 +49,8 @@ export interface Task {
   barred: Barred | undefined;
   /** The call is traced: the worker posts when each instance was made and each nested call ended (`WorkerMessage`). */
   traced?: true;
+  /** The call's idempotency key (a call of an `external_write` tool); its nested calls derive theirs from it (chain.ts). */
+  key?: string;
 }
 
 export type GuestOutcome = { ok: unknown } | { error: CallError };
@@ -80,4 +82,15 @@ export type WorkerMessage =
   | { callId: number; kind: 'spent'; budget: number }
   | ReportMessage
   /** A host call the main thread serves (http-fetch.ts): the worker waits on `flag` for the envelope on `reply`. */
-  | { callId: number; kind: 'host'; name: string; harness: string; tool: string; request: unknown; reply: MessagePort; flag: Int32Array };
+  | {
+      callId: number;
+      kind: 'host';
+      name: string;
+      harness: string;
+      tool: string;
+      request: unknown;
+      reply: MessagePort;
+      flag: Int32Array;
+      /** The idempotency key of the instance making it, for `{idempotency-key}` in what it sends. */
+      key?: string;
+    };

@@ -15,6 +15,12 @@ const OUTCOMES: Readonly<Record<string, CallOutcomeLabel>> = {
   'invalid-arguments': 'refused',
   'unknown-harness': 'refused',
   'unknown-tool': 'refused',
+  // A write's receipt answered for it (docs/contract.md §6): nothing ran.
+  'bad-idempotency-key': 'refused',
+  'idempotency-key-reused': 'refused',
+  'in-progress': 'refused',
+  'outcome-unknown': 'refused',
+  'result-not-kept': 'refused',
   timeout: 'timeout',
   'memory-limit': 'memory',
   'result-too-large': 'result_too_large',
