@@ -35,6 +35,7 @@ import { type Caller, type CallAsk, type CallOptions, type CallOutcome, type Sig
 import { InputRounds, sessionAsk } from './asks.js';
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
+import { guestLogMessage } from './guest-log.js';
 import type { Receipts } from './receipts.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
@@ -263,9 +264,17 @@ async function runTool(
           core.broadcastEvent(message, state);
           break;
         }
-        case 'log':
-          // A guest's log lines go to bermd's log only (the runner's onReport, daemon.ts).
+        case 'log': {
+          // bermd's own log has the line already (the runner's onReport, daemon.ts). The caller hears it
+          // at its level, as it hears the call's events; other sessions never do, unlike events.
+          const message = guestLogMessage(report);
+          if (wantsLog(state, message.level)) {
+            channel.notify(message).catch((e: unknown) => {
+              core.logger.debug({ err: e, harness: report.harness }, 'could not send a log line to its caller');
+            });
+          }
           break;
+        }
       }
     },
   });
