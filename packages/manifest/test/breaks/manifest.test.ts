@@ -296,6 +296,7 @@ describe('breaks: the codes', () => {
       'array-constraint-changed',
       'effect-now-writes',
       'retry-weakened',
+      'content-removed',
       'prompt-removed',
       'prompt-argument-required',
       'resource-removed',
@@ -320,6 +321,7 @@ describe('breaks: the codes', () => {
         tool('read', { query: true }),
         tool('notify', { effect: { kind: 'none' } }),
         tool('order', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
+        tool('draw', { content: ['image', 'text'] }),
         tool('args', {
           arguments: {
             type: 'object',
@@ -361,6 +363,7 @@ describe('breaks: the codes', () => {
         tool('read'),
         tool('notify', { effect: { kind: 'external_write', retry: 'none' } }),
         tool('order', { effect: { kind: 'external_write', retry: 'reconcile', reconcile: 'read' } }),
+        tool('draw', { content: ['text'] }),
         tool('args', {
           arguments: {
             type: 'object',
