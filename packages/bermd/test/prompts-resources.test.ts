@@ -29,6 +29,7 @@ function surfaceManifest(): ManifestData {
           { name: 'arg2', description: 'Second.' },
         ],
       },
+      { name: 'broken', description: 'A prompt whose guest traps.', arguments: [] },
     ],
     resources: [
       { path: 'static-text', name: 'Static', description: 'Text and bytes.', mimeType: 'text/plain' },
@@ -48,6 +49,7 @@ const SURFACE_OPTIONS: HarnessOptions = {
   imports: [{ name: 'berm.resource_updated' }],
   tools: { touch: { kind: 'relay', import: 0, request: { path: 'watched-resource' } } },
   exports: {
+    berm_prompt_broken: { kind: 'trap' },
     berm_prompt_simple: { kind: 'const', envelope: { ok: { messages: [{ role: 'user', content: { type: 'text', text: 'Hello.' } }] } } },
     berm_prompt_with_args: {
       kind: 'wrap',
@@ -107,7 +109,7 @@ describe('bermd: prompts, resources and completion of a harness', () => {
       it('lists the prompts under their served names, with their arguments', async () => {
         const client = await open('all');
         const { prompts } = await client.listPrompts();
-        expect(prompts.map((p) => p.name)).toEqual(['test_simple', 'test_with_args']);
+        expect(prompts.map((p) => p.name)).toEqual(['test_simple', 'test_with_args', 'test_broken']);
         expect(prompts[1]!.description).toBe('A prompt with arguments.');
         expect(prompts[1]!.arguments).toEqual([
           { name: 'arg1', description: 'First.', required: true },
@@ -132,6 +134,14 @@ describe('bermd: prompts, resources and completion of a harness', () => {
         const missing = client.getPrompt({ name: 'test_with_args', arguments: { arg2: 'x' } });
         await expect(missing).rejects.toMatchObject({ code: -32602 });
         await expect(missing).rejects.toThrow(/arg1/);
+        await client.close();
+      });
+
+      it("answers a guest's failure as an internal error carrying bermd's code", async () => {
+        const client = await open('all');
+        const broken = client.getPrompt({ name: 'test_broken' });
+        await expect(broken).rejects.toMatchObject({ code: -32603, data: { code: 'trap' } });
+        await expect(broken).rejects.toThrow(/prompt test_broken failed/);
         await client.close();
       });
 
@@ -238,6 +248,25 @@ describe('bermd: prompts, resources and completion of a harness', () => {
     } finally {
       await watcher.close();
       await caller.close();
+    }
+  });
+
+  it('tells a 2026-07-28 listen stream that named the resource when a tool calls berm.resource_updated', async () => {
+    const modern = await connectModern(d.url, bearer('all'));
+    try {
+      const updated = new Arrivals<string>();
+      modern.client.setNotificationHandler('notifications/resources/updated', (n) => updated.push(n.params.uri));
+      const subscription = await modern.client.listen({ resourceSubscriptions: ['test://watched-resource'] });
+      try {
+        const touched = await modern.client.callTool({ name: 'test_touch', arguments: {} });
+        expect(touched.isError).toBeFalsy();
+        await updated.reach(1);
+        expect(updated.received).toEqual(['test://watched-resource']);
+      } finally {
+        await subscription.close();
+      }
+    } finally {
+      await modern.close();
     }
   });
 
