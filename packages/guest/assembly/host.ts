@@ -15,6 +15,11 @@ export declare function berm_log(ptr: usize, len: i32): i64;
 @external("berm", "emit")
 export declare function berm_emit(ptr: usize, len: i32): i64;
 
+// A syscall beyond the ABI's own, served by every bermd to a harness declaring it.
+// @ts-expect-error: decorator
+@external("berm", "resource_updated")
+export declare function berm_resource_updated(ptr: usize, len: i32): i64;
+
 // A syscall beyond the ABI's own: its dotted name is module.field, "berm" + "http.fetch".
 // @ts-expect-error: decorator
 @external("berm", "http.fetch")

@@ -1,9 +1,18 @@
 // What a harness imports: `import { call, log, emit, fetch } from "@berm/guest"`.
 import { JSON } from 'json-as';
 import { takeAnswer } from './abi';
-import { berm_call, berm_emit, berm_http_fetch, berm_log } from './host';
+import { berm_call, berm_emit, berm_http_fetch, berm_log, berm_resource_updated } from './host';
 
-export { berm_alloc, __berm_args, __berm_no_args, __berm_ok, __berm_ok_void, __berm_abort_result } from './abi';
+export {
+  berm_alloc,
+  __berm_args,
+  __berm_no_args,
+  __berm_ok,
+  __berm_ok_void,
+  __berm_abort_result,
+  __berm_prompt_args,
+  __berm_prompt_text,
+} from './abi';
 
 /** How a host call ended (docs/contract.md §4). */
 export enum Outcome {
@@ -98,6 +107,11 @@ function sendLog(request: string): Answer {
   return readAnswer(takeAnswer(berm_log(changetype<usize>(bytes), bytes.byteLength)));
 }
 
+function sendResourceUpdated(request: string): Answer {
+  const bytes = String.UTF8.encode(request);
+  return readAnswer(takeAnswer(berm_resource_updated(changetype<usize>(bytes), bytes.byteLength)));
+}
+
 function sendEmit(request: string): Answer {
   const bytes = String.UTF8.encode(request);
   return readAnswer(takeAnswer(berm_emit(changetype<usize>(bytes), bytes.byteLength)));
@@ -129,6 +143,15 @@ export function call<A>(program: string, tool: string, args: A): Answer {
 /** Writes a line to the host's log at `level` (trace, debug, info, notice, warn, error, ...). False when the host refused it. */
 export function log(message: string, level: string = 'info'): bool {
   return sendLog('{"level":' + JSON.stringify<string>(level) + ',"message":' + JSON.stringify<string>(message) + '}').ok;
+}
+
+/**
+ * Tells the clients subscribed to this program's resource at `path` (a declared path, or one a declared
+ * template matches) that it changed. Needs `"berm.resource_updated": []` in package.json's
+ * berm.deps.syscalls. False when the host refused it (a path the program does not declare).
+ */
+export function resourceUpdated(path: string): bool {
+  return sendResourceUpdated('{"path":' + JSON.stringify<string>(path) + '}').ok;
 }
 
 /** Event names: the class name in snake_case, `RainStarted` → `rain_started`, `HTTPError` → `http_error`. */

@@ -24,6 +24,8 @@ export const SYSCALL = {
   elicit: 'berm.elicit',
   /** A message from the model of the client that made the call (MCP's `sampling/createMessage`). */
   sample: 'berm.sample',
+  /** One of the program's own resources changed: its subscribed clients are told. */
+  resourceUpdated: 'berm.resource_updated',
 } as const;
 
 /**
@@ -37,7 +39,7 @@ export const ASK_SYSCALLS: readonly string[] = [SYSCALL.elicit, SYSCALL.sample];
  * beyond the harness's own MCP clients. `berm.resource_updated` `{"path"}` tells the sessions
  * subscribed to one of its resources that it changed.
  */
-export const RESOURCE_UPDATED = 'berm.resource_updated';
+export const RESOURCE_UPDATED = SYSCALL.resourceUpdated;
 export const DEFAULT_SYSCALLS: ReadonlySet<string> = new Set([RESOURCE_UPDATED]);
 
 /** The exports a harness's prompts, resources and completion run through (optional, per what the manifest declares). */
