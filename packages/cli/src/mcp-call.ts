@@ -22,7 +22,12 @@ const NO_CLIENT_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface McpCall {
   tools(): Promise<Tool[]>;
-  call(name: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; events: ToolEvent[] }>;
+  /** Calls `name`; `meta` goes in the request's `_meta` beside the log level asked for (an idempotency key). */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    meta?: Record<string, unknown>,
+  ): Promise<{ result: CallToolResult; events: ToolEvent[] }>;
   close(): Promise<void>;
 }
 
@@ -81,11 +86,11 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
       }
       return out;
     },
-    async call(name, args) {
+    async call(name, args, meta = {}) {
       events.length = 0;
       try {
         const result = (await client.callTool(
-          { name, arguments: args, _meta: { [LOG_LEVEL_META_KEY]: 'notice' } },
+          { name, arguments: args, _meta: { ...meta, [LOG_LEVEL_META_KEY]: 'notice' } },
           { timeout: NO_CLIENT_TIMEOUT_MS },
         )) as CallToolResult;
         return { result, events: [...events] };
