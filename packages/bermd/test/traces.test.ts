@@ -215,6 +215,31 @@ describe('traces', { timeout: 60_000 }, () => {
     expect(unknown.status.code).toBe(2);
   });
 
+  it('marks a tool error and a JSON-RPC error on a 2025 session as on 2026-07-28, the result recorded as answered', async () => {
+    await deploy(
+      d.url,
+      'g',
+      await harnessImage(manifestWithTools(['fail']), { tools: { fail: { kind: 'const', envelope: { error: 'no' } } } }),
+    );
+    const traceId = '2025aaaa2025bbbb2025cccc2025dddd';
+    const c = await connect(d.url, { traceparent: traceparent(traceId) });
+    try {
+      const result = await c.client.callTool({ name: 'g.fail', arguments: { query: 'x' } });
+      expect(result.isError).toBe(true);
+      await expect(c.client.callTool({ name: 'nobody.there', arguments: {} })).rejects.toThrow(/nobody\.there/);
+      const failed = one(await traceWith(receiver, traceId, 'tools/call g.fail'), 'tools/call g.fail');
+      expect(failed.attributes['error.type']).toBe('tool_error');
+      expect(failed.status.code).toBe(2);
+      expect(failed.status.message).toContain('no');
+      expect(JSON.parse(String(failed.attributes['gen_ai.tool.call.result']))).toEqual(result);
+      const unknown = one(await traceWith(receiver, traceId, 'tools/call nobody.there'), 'tools/call nobody.there');
+      expect(unknown.attributes['error.type']).toBe('-32602');
+      expect(unknown.status.code).toBe(2);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('records arguments and results when asked, and never a secret value', async () => {
     const traceId = 'cccc0000cccc0000cccc0000cccc0000';
     // The secret goes out in a header by reference, and a careless caller also puts its value in the arguments.

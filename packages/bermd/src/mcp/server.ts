@@ -209,7 +209,7 @@ export async function callTool(
   for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
   for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
   // Measured here rather than around the HTTP exchange, so the fast path and the SDK's are measured alike.
-  core.metrics?.operationEnded('tools/call', seconds(started), name, 'error' in outcome ? 'tool_error' : undefined);
+  core.metrics?.operationEnded('tools/call', seconds(started), tool, 'error' in outcome ? 'tool_error' : undefined);
   return toolResult(tool, outcome, generation);
 }
 
@@ -220,7 +220,7 @@ export function recordRefusal(core: McpCore, name: string, started: number): voi
   core.figures?.callEnded(tool?.harness, tool?.tool, 'insufficient-scope');
   if (core.metrics === undefined) return;
   core.metrics.callEnded(tool?.harness, tool?.tool, 'insufficient-scope');
-  core.metrics.operationEnded('tools/call', seconds(started), tool === undefined ? undefined : name, String(REFUSED_CODE));
+  core.metrics.operationEnded('tools/call', seconds(started), tool, String(REFUSED_CODE));
 }
 
 /** Seconds since `started` (a `performance.now()`). */

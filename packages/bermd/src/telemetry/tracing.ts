@@ -146,6 +146,11 @@ export interface McpRequestTrace {
   run<T>(fn: () => T): T;
   /** The 2025 session the request belongs to, once known. */
   session(id: string | undefined): void;
+  /**
+   * The JSON-RPC message answering the request, told by an answerer that builds it (the fast path) before
+   * writing it: the span reads its outcome from it, and what is written is neither kept nor parsed again.
+   */
+  answered(message: unknown): void;
 }
 
 export class Tracing {
@@ -215,11 +220,19 @@ export class Tracing {
     const parent = parentOf(headers, meta);
     const span = this.tracer.startSpan(tool === undefined ? method : `${method} ${tool}`, { kind: SpanKind.SERVER, attributes }, parent);
     const ctx = trace.setSpan(parent, span);
-    this.readBack(res, (status, text, type) => this.endMcp(span, id, status, text, type, tool !== undefined));
+    let told: unknown;
+    this.readBack(
+      res,
+      () => told !== undefined,
+      (status, text, type) => this.endMcp(span, id, status, told === undefined ? messagesOf(text, type) : [told], tool !== undefined),
+    );
     return {
       run: (fn) => context.with(ctx, fn),
       session: (sessionId) => {
         if (sessionId !== undefined) span.setAttribute(MCP_SESSION, sessionId);
+      },
+      answered: (message) => {
+        told = message;
       },
     };
   }
@@ -275,12 +288,15 @@ export class Tracing {
     await this.provider.shutdown().catch(() => {});
   }
 
-  /** Calls `done` once `res` is sent (or cut), with its status and what was written of its body, up to a bound. */
-  private readBack(res: ServerResponse, done: (status: number, text: string, type: string) => void): void {
+  /**
+   * Calls `done` once `res` is sent (or cut), with its status and what was written of its body, up to a
+   * bound; nothing more is kept once `told` says the answer was handed over as a message.
+   */
+  private readBack(res: ServerResponse, told: () => boolean, done: (status: number, text: string, type: string) => void): void {
     const chunks: Buffer[] = [];
     let size = 0;
     const keep = (chunk: unknown, encoding?: unknown) => {
-      if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK) return;
+      if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK || told()) return;
       const buffer = Buffer.isBuffer(chunk)
         ? chunk
         : typeof chunk === 'string'
@@ -303,6 +319,7 @@ export class Tracing {
     const finish = () => {
       if (ended) return;
       ended = true;
+      if (told()) return done(res.statusCode, '', '');
       const type = String(res.getHeader('content-type') ?? '');
       done(res.statusCode, size > MAX_READ_BACK ? '' : Buffer.concat(chunks).toString('utf8'), type);
     };
@@ -310,10 +327,11 @@ export class Tracing {
     res.once('close', finish);
   }
 
-  private endMcp(span: Span, id: string | number, status: number, text: string, type: string, isCall: boolean): void {
+  /** Ends the request's span, its outcome read from the `messages` of its answer (the one with the request's `id`). */
+  private endMcp(span: Span, id: string | number, status: number, messages: readonly unknown[], isCall: boolean): void {
     let errorType: string | undefined;
     let message: string | undefined;
-    for (const m of messagesOf(text, type)) {
+    for (const m of messages) {
       if (!isObject(m) || m.id !== id) continue;
       if (isObject(m.error)) {
         errorType = String(m.error.code);
