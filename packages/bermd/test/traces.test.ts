@@ -171,6 +171,30 @@ describe('traces', { timeout: 60_000 }, () => {
     }
   });
 
+  it("records nothing of a call its client's unsampled trace drops, and hands its fetch the trace's context, unsampled", async () => {
+    const dropped = 'dddd0000dddd0000dddd0000dddd0000';
+    const args = { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo?dropped` } };
+    await post(d.url, modernHeaders('tools/call', 'a.call'), {
+      jsonrpc: '2.0',
+      id: 'dropped',
+      method: 'tools/call',
+      params: { name: 'a.call', arguments: args, _meta: envelope({ traceparent: `00-${dropped}-${PARENT_ID}-00` }) },
+    });
+    const seen = w.remote.seen.find((r) => r.url === '/echo?dropped');
+    expect(seen?.headers.traceparent).toMatch(new RegExp(`^00-${dropped}-[0-9a-f]{16}-00$`));
+    // A sampled call made after it: once its spans are in, any of the dropped call's would be too.
+    const kept = 'eeee0000eeee0000eeee0000eeee0000';
+    await post(d.url, modernHeaders('tools/call', 'a.call'), {
+      jsonrpc: '2.0',
+      id: 'kept',
+      method: 'tools/call',
+      params: { name: 'a.call', arguments: args, _meta: envelope({ traceparent: traceparent(kept) }) },
+    });
+    const spans = await traceWith(receiver, kept, 'tools/call a.call');
+    expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(['bermd.run a.call', 'bermd.instantiate', 'berm.call b.fetch', 'GET']));
+    expect(receiver.spans.filter((s) => s.traceId === dropped)).toEqual([]);
+  });
+
   it('prefers _meta.traceparent to the header when a request carries both', async () => {
     const traceId = 'aaaabbbbccccddddeeeeffff00001111';
     const headers = { ...modernHeaders('tools/call', 'a.call'), traceparent: traceparent(HEADER_TRACE_ID) };

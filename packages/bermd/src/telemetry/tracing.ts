@@ -237,9 +237,16 @@ export class Tracing {
     };
   }
 
-  /** What a tool call made now, in the current context (an MCP request's span), tells its trace through. */
-  callTrace(harness: string, tool: string): CallSpans {
-    return new CallSpans(this.tracer, context.active(), harness, tool, this.redact);
+  /**
+   * What a tool call made now, in the current context (an MCP request's span), tells its trace through.
+   * Under a span its sampler dropped, the call is dropped too, and makes no span at all: every sampler
+   * bermd offers decides a child as it decided its parent (by the parent's flag, or by the trace id they
+   * share), so each of its spans would be made only to be dropped, with the worker's times posted for them.
+   */
+  callTrace(harness: string, tool: string): CallSpans | UnsampledCall {
+    const parent = context.active();
+    if (trace.getSpan(parent)?.isRecording() === false) return new UnsampledCall(this.tracer, parent, this.redact);
+    return new CallSpans(this.tracer, parent, harness, tool, this.redact);
   }
 
   /** Runs `fn` as the phase `name` of the current deploy (a child of the current span). */
@@ -361,6 +368,7 @@ export class Tracing {
  * messages, so these are made on the main thread, in order, with the worker's clock.
  */
 export class CallSpans {
+  readonly sampled = true;
   private readonly made = Date.now();
   private run?: Span;
   /** The nested calls open now, innermost last; the run's context below them. */
@@ -446,6 +454,30 @@ export class CallSpans {
 
   private current(): Context {
     return this.open.length === 0 ? this.runCtx : this.open[this.open.length - 1]!.ctx;
+  }
+}
+
+/**
+ * A tool call whose trace was not sampled: nothing of it is recorded, and what a guest sends still
+ * carries the trace's context (unsampled), as the request's own span would hand it on.
+ */
+export class UnsampledCall {
+  readonly sampled = false;
+
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly parent: Context,
+    private readonly redact: (text: string) => string,
+  ) {}
+
+  started(): void {}
+  instantiated(): void {}
+  entered(): void {}
+  left(): void {}
+  ended(): void {}
+
+  host(name: string): HostSpan {
+    return new HostSpan(this.tracer, this.parent, name, this.redact);
   }
 }
 
