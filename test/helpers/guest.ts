@@ -456,3 +456,120 @@ export async function httpImage(options: HttpGuestOptions = {}): Promise<GuestIm
   const manifest = httpManifest(options);
   return { bytes: await buildImage(httpWat(options), manifest), manifest };
 }
+
+/** Every kind of content block a tool may declare. */
+export const ALL_CONTENT_KINDS = ['text', 'image', 'audio', 'resource_link', 'resource'] as const;
+
+/** How many reports `flood` tries to send: far past the runtime's bound of progress reports per call. */
+export const FLOOD_REPORTS = 5000;
+
+export interface AskGuestOptions {
+  /** The content kinds `envelope` declares (default: every kind). */
+  content?: readonly string[];
+  /** Leave out `berm.elicit`, `berm.sample` and the tools that ask (default: included). */
+  noAsks?: true;
+}
+
+/**
+ * A guest for what a tool may do beside answering a value (spec §4's content, progress and asking):
+ * - `envelope`: answers its arguments' bytes as its whole result, so a test writes `{"ok", "content"}`;
+ * - `progress`: reports progress 1, 2 and 3 of 3 (`berm.progress`), then answers `{"ok": "done"}`;
+ * - `flood`: reports progress FLOOD_REPORTS times, then answers `{"ok": <the last report's envelope>}`;
+ * - `regress`: reports progress 2, then 1, and answers `{"ok": <the second report's envelope>}`;
+ * - `elicit` / `sample`: the arguments are a `berm.elicit` / `berm.sample` request; answers `{"ok": <the host's envelope>}`;
+ * - `elicit_twice`: asks its arguments twice and answers `{"ok": [<first envelope>, <second>]}`.
+ */
+export function askWat(options: AskGuestOptions = {}): string {
+  const asks = options.noAsks !== true;
+  const imports = ['(import "berm" "progress" (func $progress (param i32 i32) (result i64)))'];
+  if (asks) {
+    imports.push('(import "berm" "elicit" (func $elicit (param i32 i32) (result i64)))');
+    imports.push('(import "berm" "sample" (func $sample (param i32 i32) (result i64)))');
+  }
+  const asking = asks
+    ? `
+  (func (export "berm_tool_elicit") (param $ptr i32) (param $len i32) (result i64)
+    (call $relay (call $elicit (local.get $ptr) (local.get $len))))
+  (func (export "berm_tool_sample") (param $ptr i32) (param $len i32) (result i64)
+    (call $relay (call $sample (local.get $ptr) (local.get $len))))
+  (func (export "berm_tool_elicit_twice") (param $ptr i32) (param $len i32) (result i64)
+    (local $first i64) (local $second i64) (local $start i32)
+    ;; both asked before the answer is built: each envelope is allocated where the builder would write
+    (local.set $first (call $elicit (local.get $ptr) (local.get $len)))
+    (local.set $second (call $elicit (local.get $ptr) (local.get $len)))
+    (local.set $start (global.get $next))
+    (call $put_const (global.get $ok_list_at) (global.get $ok_list_len))
+    (call $put (call $ptr_of (local.get $first)) (call $len_of (local.get $first)))
+    (call $put_const (global.get $comma_at) (global.get $comma_len))
+    (call $put (call $ptr_of (local.get $second)) (call $len_of (local.get $second)))
+    (call $put_const (global.get $list_close_at) (global.get $list_close_len))
+    (call $since (local.get $start)))`
+    : '';
+  return `(module
+  ${imports.join('\n  ')}${prelude('1', {
+    p1: '{"progress":1,"total":3,"message":"one"}',
+    p2: '{"progress":2,"total":3,"message":"two"}',
+    p3: '{"progress":3,"total":3,"message":"three"}',
+    flood: '{"progress":1}',
+    down: '{"progress":1}',
+    done: '{"ok":"done"}',
+    ok_list: '{"ok":[',
+    comma: ',',
+    list_close: ']}',
+  })}
+
+  (func $relay (param $envelope i64) (result i64)
+    (call $ok_wrap (call $ptr_of (local.get $envelope)) (call $len_of (local.get $envelope))))
+
+  (func (export "berm_tool_envelope") (param $ptr i32) (param $len i32) (result i64)
+    (call $pack (local.get $ptr) (local.get $len)))
+
+  (func (export "berm_tool_progress") (param $ptr i32) (param $len i32) (result i64)
+    (drop (call $progress (global.get $p1_at) (global.get $p1_len)))
+    (drop (call $progress (global.get $p2_at) (global.get $p2_len)))
+    (drop (call $progress (global.get $p3_at) (global.get $p3_len)))
+    (call $pack (global.get $done_at) (global.get $done_len)))
+
+  (func (export "berm_tool_flood") (param $ptr i32) (param $len i32) (result i64)
+    (local $i i32) (local $last i64)
+    (loop $again
+      (local.set $last (call $progress (global.get $flood_at) (global.get $flood_len)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $again (i32.lt_u (local.get $i) (i32.const ${FLOOD_REPORTS}))))
+    (call $relay (local.get $last)))
+
+  (func (export "berm_tool_regress") (param $ptr i32) (param $len i32) (result i64)
+    (drop (call $progress (global.get $p2_at) (global.get $p2_len)))
+    (call $relay (call $progress (global.get $down_at) (global.get $down_len))))
+${asking}
+)`;
+}
+
+export function askManifest(options: AskGuestOptions = {}): ManifestData {
+  const content = [...(options.content ?? ALL_CONTENT_KINDS)] as NonNullable<ManifestData['tools'][number]['content']>;
+  const tools: ManifestData['tools'] = [
+    { ...tool('envelope', 'Answers its arguments as its result envelope.'), content },
+    tool('progress', 'Reports progress three times.'),
+    tool('flood', 'Reports progress without end.'),
+    tool('regress', 'Reports a progress below the one before.'),
+  ];
+  const syscalls: Record<string, string[]> = {};
+  if (options.noAsks !== true) {
+    syscalls['berm.elicit'] = [];
+    syscalls['berm.sample'] = [];
+    tools.push(tool('elicit', 'Its arguments are a berm.elicit request.'));
+    tools.push(tool('sample', 'Its arguments are a berm.sample request.'));
+    tools.push(tool('elicit_twice', 'Asks its berm.elicit request twice.'));
+  }
+  return sampleManifest({
+    description: 'Answers content, reports progress and asks its client',
+    usage: '',
+    tools,
+    deps: { programs: [], syscalls, secrets: [] },
+  });
+}
+
+export async function askImage(options: AskGuestOptions = {}): Promise<GuestImage> {
+  const manifest = askManifest(options);
+  return { bytes: await buildImage(askWat(options), manifest), manifest };
+}

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { buildApp, HostPolicy } from './app/index.js';
 import { Authentication, protectedResourcePlugin, ResourceServer, resourceMetadataUrl, StaticPrincipals } from './auth/index.js';
 import { controlPlugin } from './control/index.js';
-import { PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
+import { grantedAsks, PostgresStore, Registry, type DeployHooks } from './deploy/index.js';
 import { egressContext, HttpEgress, Secrets } from './egress/index.js';
 import { wireErrorOf } from './error-table.js';
 import type { BermdError } from './errors.js';
@@ -18,6 +18,7 @@ import { HARNESS_SETTINGS, HTTP_SYSCALLS, type LimitCode, type Limits } from '@b
 import {
   createMcpEndpoint,
   McpSessions,
+  Receipts,
   StatelessMcp,
   ToolCatalog,
   type CatalogEntry,
@@ -25,7 +26,7 @@ import {
   type McpCore,
   type SessionState,
 } from './mcp/index.js';
-import { DEFAULT_SHUTDOWN_GRACE_MS } from './limits.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, numberDefault } from './limits.js';
 import type { DaemonOptions } from './options.js';
 import { capMemory, type GuestReport, isRunnerError, ToolRunner, type PreparedHarness, type RunnerError } from './runtime/index.js';
 import { uiPlugin } from './ui/index.js';
@@ -145,7 +146,11 @@ function buildMetricsApp(config: DaemonConfig, logger: Logger, telemetry: Teleme
 }
 
 export async function createDaemon(config: DaemonConfig, logger: Logger): Promise<Daemon> {
-  const retention = { keepImages: config.keepImages, historyRetentionMs: config.historyRetentionMs };
+  const retention = {
+    keepImages: config.keepImages,
+    historyRetentionMs: config.historyRetentionMs,
+    receiptRetentionMs: config.receiptRetentionMs,
+  };
   // Opened before anything else starts: a database that does not answer yet is waited for (--store-wait).
   const store =
     config.store === undefined
@@ -212,6 +217,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           logger[PINO_LEVEL[report.level] ?? 'info']({ harness: report.harness, tool: report.tool, guest: true }, report.message);
           break;
         case 'event':
+        case 'progress':
           // Logged and sent to MCP clients by the call that ran it (mcp/server.ts), which knows its caller.
           break;
       }
@@ -231,6 +237,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
           digest: checked.digest,
           limits: own,
           context: egressContext(name, checked.declared, checked.grants),
+          asks: grantedAsks(checked.grants),
           lazyValidators: restored,
         });
         const leavesMachine = Object.keys(checked.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));
@@ -317,7 +324,17 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     metrics,
     tracing,
     figures,
+    limitsOf: (harness) => toolRunner.limitsOf(harness),
   };
+  const receiptStore = opened.store.receipts;
+  if (receiptStore !== undefined)
+    core.receipts = new Receipts({
+      store: receiptStore,
+      replica: opened.replica,
+      shared: opened.store.watch !== undefined,
+      maxKeyBytes: config.maxIdempotencyKeyBytes ?? numberDefault('max-idempotency-key'),
+      logger,
+    });
   const mcpSessions = new McpSessions(core, config.sessionIdleMs, config.maxSessions, store?.sessions);
   sessions = mcpSessions;
   const mcpStateless = new StatelessMcp(core, { maxListens: config.maxListens });

@@ -1,7 +1,7 @@
 // Three bermd replicas on one PostgreSQL database behind Debian's HAProxy in plain round robin, no affinity:
 // a 2025-era MCP session opened through one replica is served by any (each request may reach another), its
-// stream carries list changes made through any, a replica stopped mid-run loses it nothing, and a replica
-// started after it was opened, added to the balancer then, serves it as well. A
+// stream carries list changes made through any, a replica stopped mid-run or killed loses it nothing, and a
+// replica started after it was opened, added to the balancer then, serves it as well. A
 // forged, altered, expired or other principal's session id is refused 404, a DELETE ends it everywhere, and
 // a cancel sent to one replica stops the call running on the other.
 // Real processes, real HTTP, the MCP SDK 1.x client.
@@ -18,8 +18,8 @@ import { connect, deploy, type McpConnection, valueOf } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
 import { NO_RECONCILIATION, startReplicas, stopAll, until, within } from './replicas.js';
 
-/** The SDK session's 200 calls: across the three replicas, while one stops, and once a late one has joined. */
-const CALLS = { spread: 100, stopping: 50, late: 50 };
+/** The SDK session's 200 calls: across the three replicas, while one stops, once a late one has joined, and after one is killed. */
+const CALLS = { spread: 100, stopping: 40, late: 30, killed: 30 };
 
 /** A raw 2025 request to `/mcp` at `base`: its status, and the session id it answered with. */
 async function post(base: string, token: string, body: unknown, session?: string): Promise<{ status: number; session: string | null }> {
@@ -155,7 +155,7 @@ describeHaproxy('a plain round-robin balancer', () => {
       expect(b.log().some((e) => e.msg === 'call cancelled by its caller' && e.harness === 'spinner')).toBe(false);
     });
 
-    it('serves one SDK session from every replica, a late one too, carries list changes, and loses nothing when one stops', async () => {
+    it('serves one SDK session from every replica, a late one too, carries list changes, and loses nothing when one stops or dies', async () => {
       const [a, b, c] = replicas as [RunningDaemon, RunningDaemon, RunningDaemon];
       if (alive().length !== 3) throw new Error('this test needs the three replicas it started with');
       const conn = await connect(balancer.url, bearer(tokens.alice!));
@@ -204,6 +204,22 @@ describeHaproxy('a plain round-robin balancer', () => {
       for (let i = 0; i < CALLS.late; i++) await call(`late ${i}`);
       await until('the late replica to log its share of the calls', async () => (callsOn(late, id) >= CALLS.late / 10 ? true : undefined));
       expect(late.log().filter((e) => e.msg === 'mcp session rebuilt from the store' && e.session === id)).toHaveLength(1);
+
+      // A replica dies (kill -9: no drain, its stream cut). The client's next requests reach the others,
+      // in the same session, and a change made after the death still reaches its stream, reopened elsewhere.
+      const killed = await within('a replica killed', c.stop('SIGKILL'));
+      expect(killed).toBe('SIGKILL');
+      for (let i = 0; i < CALLS.killed; i++) await call(`killed ${i}`);
+      await deploy(late.url, 'k', await harnessImage(manifestWithTools(['echo'])), bearer(tokens.alice!));
+      await within(
+        'a tools list_changed after which k is listed',
+        (async () => {
+          for (;;) {
+            await conn.toolsChanged.next();
+            if ((await conn.client.listTools()).tools.some((t) => t.name === 'k.echo')) return;
+          }
+        })(),
+      );
 
       expect(conn.transport.sessionId).toBe(id);
       const opened = replicas.flatMap((d) => d.log().filter((e) => e.msg === 'mcp session opened' && e.session === id));

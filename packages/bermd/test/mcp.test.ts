@@ -369,6 +369,36 @@ describe('bermd /mcp', () => {
       }
     });
 
+    it("sends a call's berm.log lines to its own session at the level it set, and to no other", async () => {
+      const [w, p, s, k] = counts();
+      expect(valueOf(await call(caller, 'relay.log', { level: 'warn', message: 'hot' }))).toEqual({ ok: null });
+      // Below the caller's `info`: not sent.
+      expect(valueOf(await call(caller, 'relay.log', { level: 'debug', message: 'quiet' }))).toEqual({ ok: null });
+      // The guest's alias is sent at MCP's name, and kept in `data`; the line travels with its call, ahead of the result.
+      expect(caller.messages.received.slice(k)).toEqual([
+        { level: 'warning', logger: 'relay', data: { tool: 'log', level: 'warn', message: 'hot' } },
+      ]);
+      await syncStreams();
+      expect([watcher, picky, silent].map((c, i) => c.messages.received.slice([w, p, s][i]))).toEqual([[], [], []]);
+    });
+
+    it("sends a 2026-07-28 call's berm.log lines with its answer at the level its _meta asks, and none when it asks for none", async () => {
+      const modern = await connectModern(d.url);
+      try {
+        const line = { level: 'trace', message: 'every step' };
+        const asking = (level: string) => ({ name: 'relay.log', arguments: line, _meta: { [LOG_LEVEL_META_KEY]: level } });
+        expect(valueOf(await modern.client.callTool(asking('debug')))).toEqual({ ok: null });
+        expect(modern.messages.received).toEqual([
+          { level: 'debug', logger: 'relay', data: { tool: 'log', level: 'trace', message: 'every step' } },
+        ]);
+        expect(valueOf(await modern.client.callTool(asking('info')))).toEqual({ ok: null });
+        expect(valueOf(await modern.client.callTool({ name: 'relay.log', arguments: line }))).toEqual({ ok: null });
+        expect(modern.messages.received).toHaveLength(1);
+      } finally {
+        await modern.close();
+      }
+    });
+
     it('writes berm.log lines to the daemon log, tagged with harness and tool', async () => {
       expect(valueOf(await call(caller, 'relay.log', { level: 'warning', message: 'mind the gap' }))).toEqual({ ok: null });
       const entry = await d.waitForLog((e) => e.msg === 'mind the gap');

@@ -55,10 +55,15 @@ if (image !== undefined) {
   }
 }
 
-/** Whether the command line starts with a command or topic of crab's own, or with `--version`. */
+/**
+ * Whether the command line starts with a command or topic of crab's own, or with `--version`. `autocomplete`
+ * is the plugin's topic, though crab adds `autocomplete fish` to it: the fish script lists the plugin's
+ * commands too, as the plugin's own scripts do.
+ */
 function namesOwnCommand(plugin, args) {
   const first = args[0];
   if (first === '--version' || first === '-v') return true;
+  if (first === 'autocomplete') return false;
   return first !== undefined && (plugin.commandIDs.includes(first) || plugin.topics.some((t) => t.name === first));
 }
 

@@ -173,6 +173,7 @@ export const EXIT_CODES = {
   'guest-error': EXIT.negative,
   'trap': EXIT.negative,
   'bad-result': EXIT.negative,
+  'bad-content': EXIT.negative,
   // ...or the host refused: a name or arguments that are wrong, as for any bad input...
   'unknown-tool': EXIT.badInput,
   'invalid-arguments': EXIT.badInput,
@@ -186,6 +187,14 @@ export const EXIT_CODES = {
   'closed': EXIT.negative,
   // Its harness's line of waiting calls was full: trying again later may work.
   'busy': EXIT.unreachable,
+  // A write's receipt answered instead of the tool: a key the caller must change...
+  'bad-idempotency-key': EXIT.badInput,
+  'idempotency-key-reused': EXIT.badInput,
+  // ...the same call still running elsewhere: trying again later may work...
+  'in-progress': EXIT.unreachable,
+  // ...or a write that may have happened, or whose answer was not kept: refused.
+  'outcome-unknown': EXIT.negative,
+  'result-not-kept': EXIT.negative,
 
   // The daemon failed without an answer to give.
   'internal': EXIT.negative,

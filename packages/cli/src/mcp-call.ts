@@ -1,7 +1,7 @@
 /**
  * One tool call on a bermd's `/mcp`, as `berm call` makes it: the official MCP client pinned to the
  * 2026-07-28 generation, so each request stands alone (no session), asking with the call for the events
- * its chain emits (bermd sends them at `notice`, on the call's own answer). What went wrong on the way
+ * and log lines its chain reports (every level: bermd sends them on the call's own answer). What went wrong on the way
  * is said as the other `berm` commands say it: bermd unreachable, the token refused, a scope missing.
  */
 import {
@@ -12,17 +12,19 @@ import {
   StreamableHTTPClientTransport,
   type Tool,
 } from '@modelcontextprotocol/client';
-import type { ToolEvent } from '@berm/protocol';
+import type { ToolEvent, ToolLog } from '@berm/protocol';
 import { CliError } from './failure.js';
 import { describe, statusOf } from './mcp-failure.js';
 
 const GENERATION = '2026-07-28';
+/** The least severe level: the call's every log line and event, as crab run reports them. */
+const EVERY_LEVEL = 'debug';
 /** bermd stops a call at its own limit; the client waits as long as bermd lets the call run. */
 const NO_CLIENT_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface McpCall {
   tools(): Promise<Tool[]>;
-  call(name: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; events: ToolEvent[] }>;
+  call(name: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; events: ToolEvent[]; logs: ToolLog[] }>;
   close(): Promise<void>;
 }
 
@@ -54,10 +56,14 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
   const endpoint = new URL('/mcp', url);
   const client = new Client({ name: 'berm-call', version: '0' }, { versionNegotiation: { mode: { pin: GENERATION } } });
   const events: ToolEvent[] = [];
+  const logs: ToolLog[] = [];
   client.setNotificationHandler('notifications/message', (n) => {
-    const data = n.params.data as { event?: unknown; fields?: unknown; tool?: unknown } | undefined;
-    if (typeof data?.event !== 'string' || typeof n.params.logger !== 'string') return;
-    events.push({ harness: n.params.logger, tool: String(data.tool), event: data.event, fields: data.fields });
+    const data = n.params.data as { event?: unknown; fields?: unknown; tool?: unknown; level?: unknown; message?: unknown } | undefined;
+    const harness = n.params.logger;
+    if (typeof harness !== 'string' || typeof data?.tool !== 'string') return;
+    if (typeof data.event === 'string') events.push({ harness, tool: data.tool, event: data.event, fields: data.fields });
+    else if (typeof data.message === 'string')
+      logs.push({ harness, tool: data.tool, level: typeof data.level === 'string' ? data.level : n.params.level, message: data.message });
   });
   const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
   try {
@@ -83,12 +89,13 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
     },
     async call(name, args) {
       events.length = 0;
+      logs.length = 0;
       try {
         const result = (await client.callTool(
-          { name, arguments: args, _meta: { [LOG_LEVEL_META_KEY]: 'notice' } },
+          { name, arguments: args, _meta: { [LOG_LEVEL_META_KEY]: EVERY_LEVEL } },
           { timeout: NO_CLIENT_TIMEOUT_MS },
         )) as CallToolResult;
-        return { result, events: [...events] };
+        return { result, events: [...events], logs: [...logs] };
       } catch (e) {
         throw sendFailure(url, e);
       }

@@ -57,6 +57,8 @@ describe('berm call and crab run print the same document', { timeout: CLI_TIMEOU
     ['a structured result, from one JSON object', 'echo', 'echo', ['{"text": "hi", "times": 0}']],
     ['a result with the events its call emitted', 'relay', 'emit', ['{"event": "reading", "fields": {"celsius": 7}}']],
     ["the tool's own error", 'basic', 'fail', []],
+    ['a result with the log lines its call wrote, an alias level kept as written', 'relay', 'log', ['{"level": "warn", "message": "hot"}']],
+    ['a result with the log lines its call wrote, at the least severe level', 'relay', 'log', ['{"level": "trace", "message": "step"}']],
   ])('%s', async (_what, harness, tool, args) => {
     const { run, call } = await both(harness, tool, args);
     expect(call.stderr).toBe('');
@@ -73,6 +75,11 @@ describe('berm call and crab run print the same document', { timeout: CLI_TIMEOU
       is_error: false,
       events: [{ harness: 'relay', tool: 'emit', event: 'reading', fields: { celsius: 7 } }],
       logs: [],
+    });
+    const logged = await both('relay', 'log', ['{"level": "info", "message": "forecast ran"}']);
+    expect(json(logged.call)).toMatchObject({
+      events: [],
+      logs: [{ harness: 'relay', tool: 'log', level: 'info', message: 'forecast ran' }],
     });
     const echo = await both('echo', 'echo', ['text=hi', 'times=2']);
     expect(json(echo.run)).toMatchObject({ result: { text: 'hi', times: 2 }, is_error: false });
@@ -131,5 +138,14 @@ describe('berm call for people', { timeout: CLI_TIMEOUT }, () => {
     expect(call.code).toBe(0);
     expect(controlCharacters(call.stdout)).toEqual([]);
     expect(call.stdout.toString('utf8')).toBe('{"ok":null}\nevent relay/reading (emit) {"celsius":7,"note":"\\u001b[31mred"}\n');
+  });
+
+  it("prints a guest's log lines made printable, so none of its escape sequences reaches the terminal", async () => {
+    // ESC and CSI (U+009B, C1) would each start a sequence: the line turns them into what is visible.
+    const line = JSON.stringify({ level: 'info', message: 'hot \u001b[31mred \u009b2J end' });
+    const call = await runCliBytes(['call', 'relay.log', line], { bin: 'berm', env: { BERM_URL: daemon.url } });
+    expect(call.code).toBe(0);
+    expect(controlCharacters(call.stdout)).toEqual([]);
+    expect(call.stdout.toString('utf8')).toBe('{"ok":null}\nlog info relay/log: hot \u241b[31mred \ufffd2J end\n');
   });
 });

@@ -1,8 +1,8 @@
 // Shell completion (`crab autocomplete`, @oclif/plugin-autocomplete) and the did-you-mean of a mistyped
 // command (src/hooks/command-not-found.ts), through the real command line. The commands and flags
 // expected in the scripts are read from oclif.manifest.json, the list the CLI itself starts from.
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -96,6 +96,76 @@ describe('crab autocomplete', () => {
         expect(offered).toEqual([['inspect'], ['--dry-run']]);
       }
     }
+  });
+});
+
+/** The fish binary; null when the machine has none. */
+function findFish(): string | null {
+  try {
+    return execFileSync('sh', ['-c', 'command -v fish'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+const FISH = findFish();
+if (FISH === null && process.env.BERM_REQUIRE_FISH === '1') throw new Error('BERM_REQUIRE_FISH=1, and there is no fish');
+const describeFish = FISH === null ? describe.skip : describe;
+
+describe('crab autocomplete fish', () => {
+  it('says where the script goes, for both names', async () => {
+    const told = await runCli(['autocomplete', 'fish'], { bin: 'berm', env: env() });
+    expect(told.code).toBe(0);
+    expect(told.stdout).toContain('berm autocomplete script fish > $__fish_config_dir/completions/berm.fish');
+    expect(told.stdout).toContain('berm autocomplete script fish > $__fish_config_dir/completions/crab.fish');
+  });
+
+  it("prints a script completing every command and each command's flags, for both names", async () => {
+    const script = await runCli(['autocomplete', 'script', 'fish'], { env: env() });
+    expect(script.code).toBe(0);
+    const lines = script.stdout.split('\n').map((l) => l.trim());
+    expect(lines).toContain('for bin in crab berm');
+    for (const [id, command] of commands) {
+      const words = id.split(':');
+      const at = words.length === 1 ? '__berm_at' : `'__berm_at ${words.slice(0, -1).join(' ')}'`;
+      expect([id, lines.some((l) => l.startsWith(`complete -c $bin -n ${at} -a '${words.at(-1)}'`))]).toEqual([id, true]);
+      for (const [flag, spec] of Object.entries(command.flags)) {
+        if (spec.hidden) continue;
+        const offered = lines.some(
+          (l) => l.startsWith(`complete -c $bin -n '__berm_command_is ${words.join(' ')}`) && l.includes(` -l ${flag}`),
+        );
+        expect([id, flag, offered]).toEqual([id, flag, true]);
+      }
+    }
+  });
+
+  describeFish(`in a real fish${FISH === null ? ' (skipped: no fish on this machine)' : ''}`, () => {
+    it('completes commands, topics, flags and their values for crab and berm, loaded from where the instructions put it', async () => {
+      const home = join(cache, 'fish-home');
+      const completions = join(home, 'fish', 'completions');
+      await mkdir(completions, { recursive: true });
+      for (const bin of ['crab', 'berm'] as const) {
+        const script = await runCli(['autocomplete', 'script', 'fish'], { bin, env: env() });
+        expect(script.code).toBe(0);
+        await writeFile(join(completions, `${bin}.fish`), script.stdout);
+      }
+      const asks = ['crab ins', 'berm dep', 'crab deploy x --dry', 'berm registry lo', 'crab breaks --format m', 'berm autocomplete f'];
+      // fish loads a command's completion file only for a command on PATH: the repository's bin/crab and bin/berm.
+      const { stdout } = await run(FISH!, ['-c', asks.map((line) => `complete -C '${line}'; echo ---`).join('; ')], {
+        cwd: repoRoot,
+        env: { PATH: `${join(repoRoot, 'bin')}:${process.env.PATH}`, HOME: home, XDG_CONFIG_HOME: home, XDG_DATA_HOME: home },
+      });
+      const offered = stdout
+        .split('---\n')
+        .slice(0, asks.length)
+        .map((block) =>
+          block
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => l.split('\t')[0]),
+        );
+      expect(offered).toEqual([['inspect'], ['deploy'], ['--dry-run'], ['login', 'logout'], ['markdown'], ['fish']]);
+    });
   });
 });
 

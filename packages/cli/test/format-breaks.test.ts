@@ -156,3 +156,29 @@ describe('effect breaks in every format', () => {
     ).toHaveLength(2);
   });
 });
+
+describe('content breaks in every format', () => {
+  const manifest = (content: ToolSpec['content']): ManifestData => ({
+    abi_version: 1,
+    version: '',
+    description: '',
+    homepage: '',
+    repository: '',
+    readme: '',
+    usage: '',
+    tools: [{ name: 'draw', description: '', arguments: { type: 'object' }, content }],
+    events: [],
+    deps: { programs: [], syscalls: {}, secrets: [] },
+  });
+  const found = breaks(manifest(['image', 'text']), manifest(['text']));
+
+  it('carries content-removed with its tool and place', () => {
+    expect(JSON.parse(formatBreaksJson(found)).map((b: Break) => [b.code, b.tool, b.path])).toEqual([
+      ['content-removed', 'draw', '/content'],
+    ]);
+    for (const text of [formatBreaksText(found), formatBreaksGithub(found), formatBreaksMarkdown(found)]) {
+      expect(text).toContain('content-removed');
+      expect(text).toContain('image');
+    }
+  });
+});

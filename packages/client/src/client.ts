@@ -13,8 +13,9 @@ import {
   type UndeployedHarness,
   type WhoAmI,
 } from '@berm/protocol';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent } from 'node:http';
 import { BermClientError, DaemonUnreachableError, errorCode, isUnreachable } from './errors.js';
+import { exchange, type Exchanged, keepAliveAgent } from './exchange.js';
 
 export type { DeployOptions };
 
@@ -38,8 +39,11 @@ export const DEFAULT_URL = 'http://127.0.0.1:7477';
 export interface BermClientOptions {
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string;
-  /** An undici dispatcher to send through; by default the client owns one and `close()` ends it. */
-  dispatcher?: Dispatcher;
+  /**
+   * The `node:http` (or, for an https URL, `node:https`) agent to send through; by default the client owns
+   * a keep-alive one and `close()` ends its connections.
+   */
+  agent?: Agent;
 }
 
 type Method = 'GET' | 'PUT' | 'POST' | 'DELETE';
@@ -62,14 +66,13 @@ export function daemonUrl(url: string): URL {
 export class BermClient {
   readonly url: string;
   private readonly token?: string;
-  private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
+  private readonly agent?: Agent;
+  private ownAgent?: Promise<Agent>;
 
   constructor(url: string = DEFAULT_URL, options: BermClientOptions = {}) {
     this.url = daemonUrl(url).href.replace(/\/+$/, '');
     this.token = options.token;
-    this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher = options.dispatcher ?? new Agent();
+    this.agent = options.agent;
   }
 
   /** Deploys `bytes` as `name`; a refusal is a `BermClientError` with the daemon's code (e.g. `missing-export`). */
@@ -79,7 +82,7 @@ export class BermClient {
       body: bytes,
       headers: { 'content-type': 'application/wasm' },
     });
-    return { ...(await this.json<DeployAnswer>(body, path)), replaced: status === 200 };
+    return { ...this.json<DeployAnswer>(body, path), replaced: status === 200 };
   }
 
   async list(): Promise<HarnessSummary[]> {
@@ -96,7 +99,7 @@ export class BermClient {
   /** The image bytes as stored by the daemon. */
   async image(name: string): Promise<Uint8Array> {
     const { body } = await this.send('GET', `${this.harnessPath(name)}/image`, [200]);
-    return new Uint8Array(await body.arrayBuffer());
+    return new Uint8Array(body);
   }
 
   /** Who the token names to this bermd (`anonymous` where it asks for none), and the scopes it holds. */
@@ -106,8 +109,7 @@ export class BermClient {
   }
 
   async undeploy(name: string): Promise<void> {
-    const { body } = await this.send('DELETE', this.harnessPath(name), [204]);
-    await body.dump();
+    await this.send('DELETE', this.harnessPath(name), [204]);
   }
 
   /** A page of `name`'s deploy history, newest first; an empty page for a name bermd has none of. */
@@ -132,7 +134,7 @@ export class BermClient {
   async retainedImage(name: string, digest: string): Promise<Uint8Array> {
     // Encoded, so that no digest, however malformed, reaches another path; bermd refuses a malformed one.
     const { body } = await this.send('GET', `${this.harnessPath(name)}/images/${encodeURIComponent(digest)}`, [200]);
-    return new Uint8Array(await body.arrayBuffer());
+    return new Uint8Array(body);
   }
 
   /**
@@ -150,18 +152,18 @@ export class BermClient {
       body: new TextEncoder().encode(JSON.stringify(target)),
       headers: { 'content-type': 'application/json' },
     });
-    return { ...(await this.json<DeployAnswer>(body, path)), replaced: status === 200 };
+    return { ...this.json<DeployAnswer>(body, path), replaced: status === 200 };
   }
 
   /** The names undeployed within bermd's history retention, newest first, each with the image a rollback brings back. */
   async undeployed(): Promise<UndeployedHarness[]> {
     const { body } = await this.send('GET', '/undeployed', [200]);
-    return (await this.json<{ harnesses: UndeployedHarness[] }>(body, '/undeployed')).harnesses;
+    return this.json<{ harnesses: UndeployedHarness[] }>(body, '/undeployed').harnesses;
   }
 
   /** Closes the connections this client opened. */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    if (this.ownAgent !== undefined) (await this.ownAgent).destroy();
   }
 
   private harnessPath(name: string): string {
@@ -175,13 +177,16 @@ export class BermClient {
     path: string,
     expected: number[],
     extra: { body?: Uint8Array; headers?: Record<string, string> } = {},
-  ): Promise<{ status: number; body: Dispatcher.ResponseData['body'] }> {
+  ): Promise<{ status: number; body: Buffer }> {
     const url = `${this.url}${path}`;
     const headers: Record<string, string> = { accept: 'application/json', ...extra.headers };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    let response: Dispatcher.ResponseData;
+    let response: Exchanged;
     try {
-      response = await request(url, { method, headers, body: extra.body, dispatcher: this.dispatcher });
+      const target = new URL(url);
+      this.ownAgent ??= keepAliveAgent(target.protocol);
+      const agent = this.agent ?? (await this.ownAgent);
+      response = await exchange(target, { method, headers, body: extra.body, agent });
     } catch (e) {
       if (isUnreachable(e)) throw new DaemonUnreachableError(this.url, url, e);
       throw new BermClientError(
@@ -191,9 +196,9 @@ export class BermClient {
         { cause: e },
       );
     }
-    const { statusCode: status, body } = response;
+    const { status, body } = response;
     if (expected.includes(status)) return { status, body };
-    const text = await body.text().catch(() => '');
+    const text = body.toString('utf8');
     let error: Record<string, unknown> | undefined;
     try {
       const parsed = JSON.parse(text) as { error?: unknown };
@@ -213,8 +218,8 @@ export class BermClient {
     );
   }
 
-  private async json<T>(body: Dispatcher.ResponseData['body'], path: string): Promise<T> {
-    const text = await body.text();
+  private json<T>(body: Buffer, path: string): T {
+    const text = body.toString('utf8');
     try {
       return JSON.parse(text) as T;
     } catch {

@@ -53,7 +53,7 @@ export function isBermClientError(e: unknown): e is BermClientError {
   return e instanceof BermClientError;
 }
 
-/** The errno-style code of a network error, looking through undici's wrapping. */
+/** The errno-style code of a network error, looking through any wrapping (`cause`). */
 export function errorCode(e: unknown): string | undefined {
   for (let cur: unknown = e, depth = 0; cur !== undefined && cur !== null && depth < 5; depth++) {
     const code = (cur as { code?: unknown }).code;
@@ -71,7 +71,7 @@ const UNREACHABLE = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
   'ENOENT',
 ]);
 

@@ -1,6 +1,10 @@
 // The client against a real bermd process (and, for failures bermd never produces, tiny stand-in servers).
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { Agent as HttpsAgent, createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BermClient, BermClientError, DaemonUnreachableError, DEFAULT_URL, type BreaksCallersError } from '@berm/client';
@@ -138,6 +142,21 @@ describe('BermClient', () => {
     } finally {
       hangUp.server.close();
       html.server.close();
+    }
+  });
+  it('says the connection was lost when it dies in the middle of an answer', async () => {
+    const cut = await standIn((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('[{"name":', () => res.socket?.destroy());
+    });
+    const client = new BermClient(cut.url);
+    try {
+      const e = await failure(client.list());
+      expect([e.code, e.status]).toEqual(['connection-lost', undefined]);
+      expect(e.message).toContain(`GET /harnesses`);
+    } finally {
+      await client.close();
+      cut.server.close();
     }
   });
 });
@@ -297,5 +316,54 @@ describe('BermClient and the deploy history', () => {
     expect(undone.entry).toMatchObject({ action: 'rollback', from: null });
     expect((await client.undeployed()).map((h) => h.name)).not.toContain('gone');
     expect((await client.get('gone')).digest).toBe(sha256(images.v1!));
+  });
+});
+
+describe('BermClient over https', () => {
+  it('sends through the agent given, and says what failed when the certificate is not one it trusts', async () => {
+    const dir = await tempDir('bermd-client-tls-');
+    const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ]);
+    const ca = await readFile(cert);
+    const seen: Array<string | undefined> = [];
+    const server = createHttpsServer({ key: await readFile(key), cert: ca }, (req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const agent = new HttpsAgent({ ca, keepAlive: true });
+    const trusting = new BermClient(url, { token: 'tok-tls', agent });
+    const untrusting = new BermClient(url);
+    try {
+      expect(await trusting.list()).toEqual([]);
+      expect(seen).toEqual(['Bearer tok-tls']);
+      const e = await failure(untrusting.list());
+      expect(e.code).toBe('connection-lost');
+      expect(e.message).toContain('SELF_SIGNED');
+      expect(seen).toHaveLength(1);
+    } finally {
+      await trusting.close();
+      await untrusting.close();
+      agent.destroy();
+      server.close();
+      await removeDir(dir);
+    }
   });
 });

@@ -58,6 +58,8 @@ function renderTool(tool: ToolSpec, paint: Paint, outside: boolean): string[] {
     tool.query ? paint.green('query') : '',
     tool.deprecated ? paint.yellow('deprecated') : '',
     effectMark(tool, paint, outside),
+    // The content blocks it may answer beside its value (a caller reading an image looks for it here).
+    tool.content !== undefined && tool.content.length > 0 ? paint.dim(`content ${tool.content.join(',')}`) : '',
   ].filter(Boolean);
   const line = `  ${paint.bold(tool.name)}(${renderArguments(tool.arguments)})${returns}${marks.length ? `  ${marks.join('  ')}` : ''}`;
   return [line, ...description(tool.description, paint)];

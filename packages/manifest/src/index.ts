@@ -6,6 +6,8 @@ export { writeManifestSection, manifestRecords, customSection, SECTION_NAME, typ
 export {
   ABI_VERSION,
   EFFECT_RETRIES,
+  CONTENT_KINDS,
+  type ContentKind,
   type Effect,
   type EffectRetry,
   type JsonSchema,

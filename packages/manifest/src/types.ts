@@ -11,7 +11,14 @@ export interface ToolSpec {
   deprecated?: boolean;
   /** What calling the tool does outside the program, and how a retried call is kept from doing it twice. */
   effect?: Effect;
+  /** The kinds of content block the tool may return beside its value (content.ts). */
+  content?: ContentKind[];
 }
+
+/** A kind of MCP content block a tool may return: MCP's `type` of the block. */
+export type ContentKind = 'text' | 'image' | 'audio' | 'resource_link' | 'resource';
+
+export const CONTENT_KINDS: readonly ContentKind[] = ['text', 'image', 'audio', 'resource_link', 'resource'];
 
 /**
  * How a tool that writes outside keeps a retried call from writing twice:

@@ -160,6 +160,7 @@ function normalizeTool(t: Json): ToolSpec {
     query: t.query,
     deprecated: t.deprecated,
     effect: t.effect,
+    content: t.content,
   }) as unknown as ToolSpec;
 }
 

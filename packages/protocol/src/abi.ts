@@ -6,6 +6,10 @@ export const HOST_CALL = {
   call: 'berm.call',
   log: 'berm.log',
   emit: 'berm.emit',
+  /** The call's idempotency key (an `external_write` call's, or one a chain derived for a nested call); null without one. */
+  idempotencyKey: 'berm.idempotency_key',
+  /** How far the call has come: a `notifications/progress` to the client that asked for it. */
+  progress: 'berm.progress',
 } as const;
 
 /** The ABI's own host calls: every host serves them, and no image declares them. */
@@ -16,7 +20,17 @@ export const SYSCALL = {
   httpFetch: 'berm.http.fetch',
   /** An HTTP request sent through the operator's proxy. */
   httpProxy: 'berm.http.proxy',
+  /** A question to the user of the client that made the call (MCP's `elicitation/create`). */
+  elicit: 'berm.elicit',
+  /** A message from the model of the client that made the call (MCP's `sampling/createMessage`). */
+  sample: 'berm.sample',
 } as const;
+
+/**
+ * The syscalls that ask the client making the call: served by every bermd by default (they reach only
+ * that client), declared in `deps.syscalls` with no strings, and narrowed per harness by `--grant`.
+ */
+export const ASK_SYSCALLS: readonly string[] = [SYSCALL.elicit, SYSCALL.sample];
 
 /** The syscalls whose declared strings (`deps.syscalls`) and grants are host patterns. */
 export const HTTP_SYSCALLS: readonly string[] = [SYSCALL.httpFetch, SYSCALL.httpProxy];

@@ -38,6 +38,16 @@ export const ERROR_STATUS = {
   'limit-above-daemon': 422,
   /** A deploy under `--require-effects` of an image that reaches outside with tools whose effect is undeclared; `tools` lists them. */
   'effect-undeclared': 422,
+  /** An idempotency key that is not a string, is empty, or is longer than `--max-idempotency-key`. */
+  'bad-idempotency-key': 400,
+  /** A call with an idempotency key a call with other arguments used: nothing ran. */
+  'idempotency-key-reused': 409,
+  /** A call with the key of a call still running (here or on another replica), not finished within the call's time limit. */
+  'in-progress': 409,
+  /** A retry of a write that started and never finished, of a tool whose retry mode is `none`: it may have happened; nothing ran. */
+  'outcome-unknown': 409,
+  /** A replay of a write whose answer was longer than its harness's result limit: its receipt holds the outcome, not the answer. */
+  'result-not-kept': 410,
   'tool-name-collision': 409,
   'breaks-callers': 409,
   /** A rollback to the image the harness serves already: nothing would change. */

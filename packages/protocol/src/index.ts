@@ -58,7 +58,7 @@ export {
   type DeployRequest,
   type ParsedQuery,
 } from './deploy-query.js';
-export { HOST_CALL, ABI_HOST_CALLS, SYSCALL, HTTP_SYSCALLS, ALLOC_EXPORT, TOOL_EXPORT_PREFIX, toolExport } from './abi.js';
+export { HOST_CALL, ABI_HOST_CALLS, SYSCALL, HTTP_SYSCALLS, ASK_SYSCALLS, ALLOC_EXPORT, TOOL_EXPORT_PREFIX, toolExport } from './abi.js';
 export {
   SETTINGS,
   HARNESS_SETTINGS,

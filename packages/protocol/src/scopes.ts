@@ -59,6 +59,11 @@ export class Principal {
     return this.scopes.has(SCOPE.call) || this.scopes.has(callScope(harness));
   }
 
+  /** Whether it may call every harness's tools: a list shown to it needs no filtering. */
+  mayCallEvery(): boolean {
+    return this.scopes.has(SCOPE.call);
+  }
+
   /** Whether it may call some harness's tools: what `/mcp` asks of it at the door. */
   mayCallAny(): boolean {
     if (this.scopes.has(SCOPE.call)) return true;

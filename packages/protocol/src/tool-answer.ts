@@ -19,9 +19,17 @@ export const CALL_ERROR_CODES = [
   'memory-limit',
   'result-too-large',
   'bad-result',
+  'bad-content',
   'bad-module',
   'closed',
   'internal',
+  // An external_write's receipts (docs/contract.md §6): nothing ran.
+  'bad-idempotency-key',
+  'idempotency-key-reused',
+  'in-progress',
+  'outcome-unknown',
+  'result-not-kept',
+  'store-unavailable',
 ] as const;
 
 export type CallErrorCode = (typeof CALL_ERROR_CODES)[number];
@@ -32,7 +40,7 @@ export type CallErrorCode = (typeof CALL_ERROR_CODES)[number];
  * code is the host's refusal: the call never ran (a name, the arguments, a scope, a full line) or was
  * stopped at a limit.
  */
-export const TOOL_ERROR_CODES: readonly CallErrorCode[] = ['guest-error', 'trap', 'bad-result'];
+export const TOOL_ERROR_CODES: readonly CallErrorCode[] = ['guest-error', 'trap', 'bad-result', 'bad-content'];
 
 /** Whether a call that failed with `code` is a refusal rather than the tool's own error answer. */
 export function isCallRefusal(code: string): boolean {

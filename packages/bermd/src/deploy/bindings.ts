@@ -19,6 +19,7 @@
 import type { Manifest } from '@berm/manifest';
 import {
   ABI_HOST_CALLS,
+  ASK_SYSCALLS,
   ApiError,
   decodeDeployQuery,
   HARNESS_SETTINGS,
@@ -159,6 +160,11 @@ export function limitsOf(from: LimitBindings): LimitBindings {
     if (value !== undefined) out[row.harness.wire] = value;
   }
   return out;
+}
+
+/** The syscalls asking the call's client (`berm.elicit`, `berm.sample`) that `grants` give: what the runtime lets a harness ask. */
+export function grantedAsks(grants: GrantSet): string[] {
+  return ASK_SYSCALLS.filter((name) => Object.hasOwn(grants.syscalls, name));
 }
 
 /** Everything an image declares beyond the ABI: what a harness without grants is granted. */

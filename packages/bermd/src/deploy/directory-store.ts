@@ -60,6 +60,7 @@ import { checkAgainstImage } from './store-repair.js';
 import { reached } from '../faults.js';
 import { exists, syncDir, TEMP_PREFIX, writeAtomic, writeTemp } from './directory-files.js';
 import { RetainedImages } from './directory-retained.js';
+import { DirectoryReceipts } from './directory-receipts.js';
 import { entryKept, forgotten, imagesKept, retentionCutoff, retentionPolicy, type RetentionPolicy } from './retention.js';
 
 /** A history file: the next entry's sequence number, and the entries, oldest first. */
@@ -75,8 +76,10 @@ export class DirectoryStore implements HarnessStore {
   private readonly holds = new KeyedQueue();
   private readonly images: RetainedImages;
   private readonly policy: RetentionPolicy;
+  readonly receipts: DirectoryReceipts;
 
   private constructor(stateDir: string, dir: string, policy: RetentionPolicy) {
+    this.receipts = new DirectoryReceipts(path.join(stateDir, 'receipts'), policy.receiptRetentionMs, policy.now);
     this.location = stateDir;
     this.dir = dir;
     this.historyDir = path.join(stateDir, 'history');
@@ -91,6 +94,7 @@ export class DirectoryStore implements HarnessStore {
     const store = new DirectoryStore(stateDir, dir, retentionPolicy(retention));
     await mkdir(store.historyDir, { recursive: true });
     await mkdir(store.images.root, { recursive: true });
+    await store.receipts.open();
     for (const d of [dir, store.historyDir, store.images.root]) {
       for (const entry of await readdir(d)) {
         if (entry.startsWith(TEMP_PREFIX)) await rm(path.join(d, entry), { force: true });

@@ -13,6 +13,7 @@ export {
   type RegistryCounters,
   type StoreHealth,
 } from './registry.js';
+export { grantedAsks } from './bindings.js';
 export { admit, type CheckedHarness, type AdmissionPolicy, type AdmissionRequest, type Admitted } from './admission.js';
 export { checkImage, abiProblems, digestOf, type CheckPolicy, type CheckedImage, type DeployPhase, type Problem } from './checks.js';
 export { readSignatures, type FuncType, type ValType, type ImportEntry, type ExportEntry } from './wasm-signatures.js';
@@ -69,4 +70,16 @@ export { reasonOf } from './postgres-errors.js';
 export { isPostgresUrl, storeLocation, storePasswords } from './postgres-url.js';
 export { SCHEMA_VERSION, LOCK_CLASS } from './postgres-schema.js';
 export { moveStore, type MovedHarness } from './move-store.js';
+export {
+  argumentsHash,
+  canonicalJson,
+  idOf,
+  DEFAULT_RECEIPT_RETENTION_MS,
+  type Receipt,
+  type ReceiptId,
+  type ReceiptOutcome,
+  type ReceiptQuery,
+  type ReceiptStore,
+} from './receipts.js';
+export { DirectoryReceipts } from './directory-receipts.js';
 export type { SessionInit, SessionRecord, SessionRecords, SessionWatcher, StoredSession } from './session-records.js';

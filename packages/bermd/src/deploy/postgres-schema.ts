@@ -128,6 +128,34 @@ const MIGRATIONS: Migration[] = [
       COMMENT ON COLUMN berm_image.source IS 'bermd: {reference, digest} of the OCI artifact this image was deployed from; null when none';
     `,
   },
+  {
+    version: 7,
+    does: 'the receipts of calls to external_write tools, so that a retry with the same idempotency key on any replica is answered from them',
+    // The primary key decides, by INSERT ... ON CONFLICT DO NOTHING, which of two replicas runs a call;
+    // no reference to berm_harness: a receipt outlives a redeploy, and an undeploy, within its retention.
+    sql: `
+      CREATE TABLE berm_receipt (
+        principal text NOT NULL,
+        harness text NOT NULL,
+        tool text NOT NULL,
+        key text NOT NULL,
+        args_sha256 text NOT NULL,
+        state text NOT NULL CHECK (state IN ('started', 'completed')),
+        started_at timestamptz NOT NULL,
+        replica text NOT NULL,
+        attempt text NOT NULL,
+        generated boolean NOT NULL,
+        completed_at timestamptz,
+        outcome text,
+        code text,
+        answer jsonb,
+        answer_kept boolean NOT NULL DEFAULT true,
+        PRIMARY KEY (harness, principal, tool, key)
+      );
+      CREATE INDEX berm_receipt_by_start ON berm_receipt (started_at);
+      COMMENT ON TABLE berm_receipt IS 'bermd: one row per call of an external_write tool by (principal, harness, tool, idempotency key): its arguments digest, attempt, outcome and answer';
+    `,
+  },
 ];
 
 /** The version this bermd brings a database to. */

@@ -17,7 +17,8 @@
  * - `postgres-notification.ts`: what a notification carries, a name and a kind of change, never the data;
  * - `postgres-listener.ts`: the listening connection, which reconnects when it is lost;
  * - `postgres-schema.ts`: the schema's migrations;
- * - `postgres-sessions.ts`: the 2025-era MCP sessions (`berm_session`), which any replica serves.
+ * - `postgres-sessions.ts`: the 2025-era MCP sessions (`berm_session`), which any replica serves;
+ * - `postgres-receipts.ts`: the receipts of external writes (`berm_receipt`), which decide which replica runs a call.
  *
  * Every deploy, undeploy and usage write notifies `berm_harness` in its transaction (delivered on
  * commit). Each replica listens on a connection of its own, outside the pool; on every (re)connection
@@ -54,6 +55,7 @@ import {
 } from './postgres-rows.js';
 import { CHANNEL, migrate } from './postgres-schema.js';
 import { PostgresSessions } from './postgres-sessions.js';
+import { PostgresReceipts } from './postgres-receipts.js';
 import { forgetIfStale, holdName, type HoldOptions } from './postgres-transaction.js';
 import { pruneRetained, readRetainedBytes, readRetainedList } from './postgres-retained.js';
 import { forgotten, retentionCutoff, retentionPolicy, type RetentionPolicy } from './retention.js';
@@ -126,11 +128,14 @@ export class PostgresStore implements HarnessStore {
   private readonly policy: RetentionPolicy;
   /** The MCP sessions every replica shares. */
   readonly sessions: PostgresSessions = new PostgresSessions((text, values) => this.query(text, values));
+  /** The receipts of external writes every replica shares. */
+  readonly receipts: PostgresReceipts;
 
   private constructor(driver: typeof pg, url: string, logger: Logger, timeoutMs: number, policy: RetentionPolicy) {
     this.driver = driver;
     this.location = storeLocation(url);
     this.policy = policy;
+    this.receipts = new PostgresReceipts((text, values) => this.query(text, values), policy.receiptRetentionMs);
     this.logger = logger;
     this.timeoutMs = timeoutMs;
     this.lockWaitMs = Math.max(LOCK_WAIT_MS, timeoutMs);

@@ -27,6 +27,7 @@ import type {
   UndeployedHarness,
   DeploySource,
 } from '@berm/protocol';
+import { ASK_SYSCALLS } from '@berm/protocol';
 import type { Logger } from 'pino';
 import { assertHarnessName, BermdError } from '../errors.js';
 import { DEFAULT_LIMITS } from '../limits.js';
@@ -210,7 +211,8 @@ export class Registry {
   private readonly phase: DeployPhase;
   private readonly logger: Logger;
   private readonly now: () => Date;
-  private readonly replica: string;
+  /** How this process names itself: history entries and receipts carry it. */
+  readonly replica: string;
   /** The last use's time, and its ISO form (see `recordUse`). */
   private lastUseMs = Number.NaN;
   private lastUseIso = '';
@@ -234,7 +236,11 @@ export class Registry {
     this.logger = options.logger;
     this.phase = options.phase ?? (async (_name, fn) => fn());
     this.policy = {
-      checks: { servedSyscalls: new Set(options.servedSyscalls ?? []), rewrite: options.rewriteImage, phase: options.phase },
+      checks: {
+        servedSyscalls: new Set([...ASK_SYSCALLS, ...(options.servedSyscalls ?? [])]),
+        rewrite: options.rewriteImage,
+        phase: options.phase,
+      },
       bounds: options.bounds ?? { ...DEFAULT_LIMITS },
       requireEffects: options.requireEffects,
     };
@@ -265,6 +271,8 @@ export class Registry {
       try {
         for (const name of await this.store.prune())
           this.logger.info({ harness: name }, 'forgot an undeployed harness past the history retention');
+        const receipts = await this.store.receipts?.prune();
+        if (receipts !== undefined && receipts > 0) this.logger.debug({ receipts }, 'forgot receipts past the receipt retention');
       } catch (e) {
         this.logger.warn({ err: (e as Error).message }, 'could not prune the deploy history; trying again later');
       }

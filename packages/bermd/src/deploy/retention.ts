@@ -3,6 +3,7 @@
  * to (`--keep-images`) and the age past which history entries, and an undeployed name whole, are
  * forgotten (`--history-retention`). Every store applies the same rules, written once here.
  */
+import { DEFAULT_RECEIPT_RETENTION_MS } from './receipts.js';
 import { numberDefault } from '../limits.js';
 import type { HistoryEntry, RetainedImage } from './history.js';
 import { decodeSource } from './history.js';
@@ -13,6 +14,8 @@ export interface RetentionPolicy {
   keepImages: number;
   /** How long entries, and an undeployed name, are kept. */
   historyRetentionMs: number;
+  /** How long receipts of external writes are kept (`--receipt-retention`; receipts.ts). */
+  receiptRetentionMs: number;
   /** The clock pruning reads; replaceable so tests move time rather than wait. */
   now: () => Date;
 }
@@ -25,6 +28,7 @@ export function retentionPolicy(given: Partial<RetentionPolicy> = {}): Retention
   return {
     keepImages: given.keepImages ?? DEFAULT_KEEP_IMAGES,
     historyRetentionMs: given.historyRetentionMs ?? DEFAULT_HISTORY_RETENTION_MS,
+    receiptRetentionMs: given.receiptRetentionMs ?? DEFAULT_RECEIPT_RETENTION_MS,
     now: given.now ?? (() => new Date()),
   };
 }

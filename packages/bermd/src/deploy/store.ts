@@ -27,6 +27,7 @@
  *
  * The metadata's form on the wire of a store (JSON) is store-codec.ts, shared by every kind of store.
  */
+import type { ReceiptStore } from './receipts.js';
 import type { SessionRecords } from './session-records.js';
 import type { ManifestData } from '@berm/manifest';
 import type { Bindings, DeploySource } from '@berm/protocol';
@@ -159,6 +160,8 @@ export interface HarnessStore {
   watch?(watcher: StoreWatcher): () => void;
   /** Where a store other processes share keeps the 2025-era MCP sessions, so any of them serves any session; absent, each process holds its own. */
   readonly sessions?: SessionRecords;
+  /** The receipts of external writes (receipts.ts); absent, calls are served without them, as before. */
+  readonly receipts?: ReceiptStore;
   /**
    * Whether the store answers, as far as the connections it already holds tell, without a statement of
    * its own: read by every readiness probe. Absent: a store that is always there (a directory).

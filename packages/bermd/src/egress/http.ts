@@ -16,7 +16,7 @@ import type { Dispatcher } from 'undici';
 import { HTTP_SYSCALLS, SYSCALL, type GrantSet } from '@berm/protocol';
 import type { HostEnvelope, HostService, HostServiceCall } from '../runtime/index.js';
 import { firstMatch, grantedPatterns, type HostPattern } from './hosts.js';
-import { parseGuestRequest, SECRET_REF, secretRefs, type GuestRequest } from './request.js';
+import { IDEMPOTENCY_KEY_REF, parseGuestRequest, SECRET_REF, secretRefs, type GuestRequest } from './request.js';
 import { resolvingConnector, type ResolveEntry } from './resolve.js';
 import type { Secrets, SecretUnavailable } from './secrets.js';
 import { numberDefault } from '../limits.js';
@@ -203,6 +203,14 @@ export class HttpEgress {
     if (substituted.length > 0) {
       const values = new Map(substituted.map((s) => [s.name, s.value]));
       request.headers = request.headers.map(([k, v]) => [k, v.replace(SECRET_REF, (_m, n: string) => values.get(n)!)]);
+    }
+    if (request.headers.some(([, v]) => v.includes(IDEMPOTENCY_KEY_REF))) {
+      const key = call.idempotencyKey;
+      if (key === undefined)
+        throw new Refusal(
+          `${harness}.${call.tool} has no idempotency key to send as ${IDEMPOTENCY_KEY_REF}: only a call of an external_write tool, and the calls its chain makes, have one`,
+        );
+      request.headers = request.headers.map(([k, v]) => [k, v.replaceAll(IDEMPOTENCY_KEY_REF, key)]);
     }
     return { request, substituted };
   }

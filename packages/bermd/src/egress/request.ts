@@ -13,6 +13,9 @@ export interface GuestRequest {
   body?: Buffer;
 }
 
+/** `{idempotency-key}` in a header value: the calling instance's idempotency key, filled in by the host as a secret is. */
+export const IDEMPOTENCY_KEY_REF = '{idempotency-key}';
+
 /** `{secret:NAME}` in a header value. */
 export const SECRET_REF = /\{secret:([^{}]*)\}/g;
 

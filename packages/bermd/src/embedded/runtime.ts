@@ -7,6 +7,7 @@
 import {
   type CallErrorCode,
   HARNESS_SETTINGS,
+  ASK_SYSCALLS,
   HTTP_SYSCALLS,
   isCallRefusal,
   type LimitCode,
@@ -18,7 +19,7 @@ import {
   type ToolLog,
 } from '@berm/protocol';
 import { type Logger, pino } from 'pino';
-import { admit } from '../deploy/index.js';
+import { admit, grantedAsks } from '../deploy/index.js';
 import { egressContext, HttpEgress, SERVABLE_SYSCALLS, Secrets } from '../egress/index.js';
 import { BermdError, isBermdError } from '../errors.js';
 import { wireErrorOf } from '../error-table.js';
@@ -163,7 +164,7 @@ export class EmbeddedRuntime {
       bytes,
       { limits: {} },
       // Every syscall bermd can serve is admitted: one not served here is refused to the guest when it asks, so its other tools still run.
-      { checks: { servedSyscalls: new Set(SERVABLE_SYSCALLS), rewrite }, bounds: this.limits },
+      { checks: { servedSyscalls: new Set([...SERVABLE_SYSCALLS, ...ASK_SYSCALLS]), rewrite }, bounds: this.limits },
       'deploy',
     );
     const { maxMemoryBytes: _capped, ...own } = runtimeLimits(harness.limits);
@@ -174,6 +175,7 @@ export class EmbeddedRuntime {
         digest: harness.digest,
         limits: own,
         context: egressContext(name, harness.declared, harness.grants),
+        asks: grantedAsks(harness.grants),
       });
       const leavesMachine = Object.keys(harness.grants.syscalls).some((syscall) => HTTP_SYSCALLS.includes(syscall));
       const listing = this.catalog.prepare(name, harness.manifest.data, leavesMachine);
@@ -207,7 +209,8 @@ export class EmbeddedRuntime {
       onReport: (report: GuestReport) => {
         if (report.kind === 'event')
           events.push({ harness: report.harness, tool: report.tool, event: report.event, fields: report.fields });
-        else logs.push({ harness: report.harness, tool: report.tool, level: report.level, message: report.message });
+        else if (report.kind === 'log')
+          logs.push({ harness: report.harness, tool: report.tool, level: report.level, message: report.message });
       },
     });
     const answer = toolResult(listed, outcome, 'modern');

@@ -14,6 +14,7 @@ import { isHarnessName } from '@berm/protocol';
 import type { Resource, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { BermdError } from '../errors.js';
 import type { Caller } from '../runtime/index.js';
+import { asksClient } from './asks.js';
 import { compileOutputCheck, type OutputCheck } from './output-check.js';
 
 /**
@@ -39,6 +40,10 @@ export interface CatalogTool {
   checkOutput?: OutputCheck;
   /** `returns` is an object schema, which a 2025-era client takes as `outputSchema`. */
   structuredForLegacy: boolean;
+  /** The tool's declared effect, when it is an external write: its calls go under receipts (receipts.ts). */
+  write?: { retry: 'idempotency_key' | 'reconcile' | 'none'; reconcile?: string };
+  /** Its harness declares a syscall asking the client (`berm.elicit`, `berm.sample`): its calls take the SDK's path. */
+  asks?: true;
 }
 
 /** One harness as the catalog holds it, built by `prepare` and installed by `set`. */
@@ -50,6 +55,8 @@ export interface CatalogEntry {
   programs: readonly string[];
   /** It is granted a syscall that leaves the machine (`berm.http.fetch`, `berm.http.proxy`). */
   leavesMachine: boolean;
+  /** It declares a syscall asking the client (asks.ts). */
+  asks?: boolean;
 }
 
 /** What one harness shows a client: the tools listed under its names, whether it works in a closed world, its usage. */
@@ -69,7 +76,7 @@ function sameShown(a: Shown, b: Shown): boolean {
  * no caller (the daemon's own). Each harness is asked once.
  */
 function visible<T>(listed: T[], harnesses: readonly string[], caller: Caller | undefined): T[] {
-  if (caller === undefined) return listed;
+  if (caller === undefined || caller.mayCallEvery?.() === true) return listed;
   const asked = new Map<string, boolean>();
   return listed.filter((_, i) => {
     const harness = harnesses[i]!;
@@ -232,7 +239,14 @@ export class ToolCatalog {
       }
       return prepared;
     });
-    return { harness, tools, usage: manifest.usage, programs: manifest.deps.programs, leavesMachine };
+    return {
+      harness,
+      tools,
+      usage: manifest.usage,
+      programs: manifest.deps.programs,
+      leavesMachine,
+      asks: asksClient(manifest.deps.syscalls),
+    };
   }
 
   /**
@@ -381,7 +395,7 @@ export class ToolCatalog {
         if (byName.has(prepared.name)) continue;
         byName.set(
           prepared.name,
-          catalogTool(entry.harness, prepared, open.has(entry.harness), (tool) => this.fullName(entry.harness, tool)),
+          catalogTool(entry.harness, prepared, open.has(entry.harness), (tool) => this.fullName(entry.harness, tool), entry.asks === true),
         );
         listed.push(prepared);
       }
@@ -416,7 +430,13 @@ export class ToolCatalog {
   }
 }
 
-function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean, served: (tool: string) => string): CatalogTool {
+function catalogTool(
+  harness: string,
+  prepared: PreparedTool,
+  openWorld: boolean,
+  served: (tool: string) => string,
+  asks: boolean,
+): CatalogTool {
   const { name, tool, spec, inputSchema, outputSchema, checkOutput } = prepared;
   // Which harness and tool the name stands for, so a client need not know the separator to find a tool.
   const meta: Record<string, unknown> = { 'berm/harness': harness, 'berm/tool': tool };
@@ -431,5 +451,16 @@ function catalogTool(harness: string, prepared: PreparedTool, openWorld: boolean
   };
   const listedModern: Tool = outputSchema === undefined ? listed : { ...listed, outputSchema: outputSchema as Tool['outputSchema'] };
   const structuredForLegacy = outputSchema?.type === 'object';
-  return { name, harness, tool, listed: structuredForLegacy ? listedModern : listed, listedModern, checkOutput, structuredForLegacy };
+  const out: CatalogTool = {
+    name,
+    harness,
+    tool,
+    listed: structuredForLegacy ? listedModern : listed,
+    listedModern,
+    checkOutput,
+    structuredForLegacy,
+  };
+  if (spec.effect?.kind === 'external_write') out.write = { retry: spec.effect.retry, reconcile: spec.effect.reconcile };
+  if (asks) out.asks = true;
+  return out;
 }

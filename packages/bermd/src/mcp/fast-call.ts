@@ -58,6 +58,8 @@ export interface FastCallRequest {
   id: RequestId;
   name: string;
   args: Record<string, unknown> | undefined;
+  /** The request's `_meta` (an external write's idempotency key is read from it). */
+  meta?: unknown;
 }
 
 /** A 2026-07-28 call, with the log level its `_meta` asks for. */
@@ -91,11 +93,13 @@ function callOf(body: unknown): (FastCallRequest & { params: Record<string, unkn
   return { id, name: params.name, args: params.arguments as Record<string, unknown> | undefined, params };
 }
 
-/** A 2025-era `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's are the SDK's). */
+/**
+ * A 2025-era `_meta` the transport accepts and whose keys the fast path has nothing to do with (a task's
+ * are the SDK's, and so is a call asking for progress, which the SDK's path sends).
+ */
 export function isPlainMeta(meta: unknown): boolean {
   if (meta === undefined) return true;
-  if (!isObject(meta) || meta[RELATED_TASK_META_KEY] !== undefined) return false;
-  return meta.progressToken === undefined || isIdLike(meta.progressToken);
+  return isObject(meta) && meta[RELATED_TASK_META_KEY] === undefined && meta.progressToken === undefined;
 }
 
 /** The call in `body` when the fast path may answer it on a 2025 session: one well-formed `tools/call` the transport would accept. */
@@ -108,7 +112,7 @@ export function fastCallOf(body: unknown, headers: IncomingHttpHeaders): FastCal
   if (!isJsonContentType(headers['content-type'])) return undefined;
   const version = headers['mcp-protocol-version'];
   if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return undefined;
-  return { id: call.id, name: call.name, args: call.args };
+  return { id: call.id, name: call.name, args: call.args, meta: call.params._meta };
 }
 
 /** The params of a 2026-07-28 `tools/call` the fast path reads; a retry's `inputResponses` or `requestState` are the SDK's. */
@@ -123,6 +127,8 @@ export const MODERN_META: ReadonlySet<string> = new Set([
   // The W3C trace context 2026-07-28 reserves: read by the tracer before any answerer, nothing to the SDK.
   'traceparent',
   'tracestate',
+  // An external write's idempotency key, which callTool reads as the SDK's path does.
+  'io.berm/idempotency-key',
 ]);
 
 /**
@@ -144,13 +150,14 @@ function modernCallOf(message: unknown, headers: IncomingHttpHeaders): ModernFas
   const meta = call.params._meta;
   if (!isObject(meta) || !isObject(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
   for (const key in meta) if (!MODERN_META.has(key)) return undefined;
-  if (meta.progressToken !== undefined && !isIdLike(meta.progressToken)) return undefined;
+  // A call asking for progress is the SDK's path's to answer: it sends the progress.
+  if (meta.progressToken !== undefined) return undefined;
   const level = meta[LOG_LEVEL_META_KEY];
   if (level !== undefined && !isLoggingLevel(level)) return undefined;
   if (!isJsonContentType(headers['content-type'])) return undefined;
   if (headers['mcp-protocol-version'] !== MODERN_REVISION || headers['mcp-method'] !== 'tools/call') return undefined;
   if (headers['mcp-name'] !== call.name) return undefined;
-  return { id: call.id, name: call.name, args: call.args, state: { level } };
+  return { id: call.id, name: call.name, args: call.args, meta, state: { level } };
 }
 
 /**
@@ -331,7 +338,7 @@ export async function answerFastCall(
       core,
       call,
       caller,
-      () => callTool(core, session.state, 'legacy', call.name, call.args, { caller, signal: controller, notify }),
+      () => callTool(core, session.state, 'legacy', call.name, call.args, { caller, signal: controller, notify, meta: call.meta }),
       (result) => result,
     );
   } finally {
@@ -382,7 +389,7 @@ export async function answerModernFastCall(
       core,
       call,
       caller,
-      () => callTool(core, call.state, generation, call.name, call.args, { caller, signal: controller, notify }),
+      () => callTool(core, call.state, generation, call.name, call.args, { caller, signal: controller, notify, meta: call.meta }),
       (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
     );
   } finally {

@@ -27,3 +27,4 @@ export { MAX_LISTENS, StatelessMcp, type StatelessOptions } from './stateless.js
 export { createMcpEndpoint, MCP_PATH, MAX_MCP_BODY, type McpEndpoint, type McpEndpointOptions } from './plugin.js';
 export { fastCall, mcpPaths, sdkTransport, type McpAnswerer, type McpExchange, type McpPaths } from './transport.js';
 export { CachedRouting, sdkRouting, type McpRouting } from './routing.js';
+export { Receipts, IDEMPOTENCY_KEY_META, REPLAYED_META, type ReceiptsOptions, type WriteCall } from './receipts.js';

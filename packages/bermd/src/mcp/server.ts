@@ -31,9 +31,12 @@ import { ApiError } from '@berm/protocol';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
 import type { BermdMetrics, LiveFigures, Tracing } from '../telemetry/index.js';
-import type { Caller, CallOptions, CallOutcome, SignalLike } from '../runtime/index.js';
+import { type Caller, type CallAsk, type CallOptions, type CallOutcome, type SignalLike, Stop } from '../runtime/index.js';
+import { InputRounds, sessionAsk } from './asks.js';
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
+import { guestLogMessage } from './guest-log.js';
+import type { Receipts } from './receipts.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
 export const EVENT_LOG_LEVEL: LoggingLevel = 'notice';
@@ -81,6 +84,10 @@ export interface McpCore {
   tracing?: Tracing;
   /** The page's live figures, told of calls refused before the runtime as the runtime tells them of the rest; kept with metrics off. */
   figures?: LiveFigures;
+  /** Where the calls of external_write tools keep their receipts; unset (no store keeps them), they run as any call. */
+  receipts?: Receipts;
+  /** A deployed harness's time and result limits, which bound a write's wait and its receipt's answer. */
+  limitsOf?(harness: string): { callTimeoutMs: number; maxResultBytes: number } | undefined;
 }
 
 /** What a server keeps about its client: for a session, what `logging/setLevel` set; for one 2026 request, what its `_meta` asked. */
@@ -129,15 +136,19 @@ function failure(message: string, code: string, path?: string): CallToolResult {
  */
 export function toolResult(tool: CatalogTool, outcome: CallOutcome, generation: Generation): CallToolResult {
   if (!('ok' in outcome)) return failure(outcome.error.message, outcome.error.code, outcome.error.path);
-  const text = JSON.stringify(outcome.ok);
+  // The guest's own blocks (checked by the runtime against the kinds its tool declares) replace the value's text.
+  const content = (outcome.content as CallToolResult['content'] | undefined) ?? [{ type: 'text', text: JSON.stringify(outcome.ok) }];
   const structured = generation === 'modern' || tool.structuredForLegacy;
-  if (tool.checkOutput === undefined || !structured) return { content: [{ type: 'text', text }] };
+  if (tool.checkOutput === undefined || !structured) return { content };
   const problem = tool.checkOutput(outcome.ok);
   if (problem !== undefined) {
     return failure(`${tool.name} answered a value its declared returns schema does not allow: ${problem}`, 'bad-result');
   }
-  return { content: [{ type: 'text', text }], structuredContent: outcome.ok as Record<string, unknown> };
+  return { content, structuredContent: outcome.ok as Record<string, unknown> };
 }
+
+/** MCP's `notifications/progress` params, without the token the request gave. */
+export type ProgressMessage = { progress: number; total?: number; message?: string };
 
 /** Who a call is for, and how its own notifications reach them. */
 export interface CallChannel {
@@ -145,6 +156,12 @@ export interface CallChannel {
   caller: Caller | undefined;
   signal: SignalLike;
   notify(message: EventMessage): Promise<void>;
+  /** The request's `_meta`: an external write's idempotency key is read from it. */
+  meta?: unknown;
+  /** Sends the call's progress; set only when the request gave a `progressToken` (then nothing else is sent). */
+  progress?: (message: ProgressMessage) => Promise<void>;
+  /** Asks the request's client what the guest's `berm.elicit` and `berm.sample` ask; unset, they are refused. */
+  ask?: CallAsk;
 }
 
 /**
@@ -179,13 +196,62 @@ export async function callTool(
     });
   }
   const { tool } = access;
+  const limits = tool.write === undefined ? undefined : core.limitsOf?.(tool.harness);
+  if (tool.write === undefined || core.receipts === undefined || limits === undefined) {
+    const { outcome, result } = await runTool(core, state, generation, tool, args, channel);
+    core.metrics?.operationEnded('tools/call', seconds(started), tool, 'error' in outcome ? 'tool_error' : undefined);
+    return result;
+  }
+  const { write } = tool;
+  const reconcile = write.reconcile === undefined ? undefined : core.catalog.lookup(core.catalog.fullName(tool.harness, write.reconcile));
+  const result = await core.receipts.call({
+    principal: caller?.name ?? '',
+    harness: tool.harness,
+    tool: tool.tool,
+    name,
+    retry: write.retry,
+    args: args ?? {},
+    meta: channel.meta,
+    limits,
+    run: async (key) => {
+      const { outcome, result } = await runTool(core, state, generation, tool, args, channel, key);
+      return { result, code: 'error' in outcome ? outcome.error.code : undefined };
+    },
+    reconcile:
+      reconcile === undefined ? undefined : async (key) => (await runTool(core, state, generation, reconcile, args, channel, key)).outcome,
+    render: (outcome) => toolResult(tool, outcome, generation),
+  });
+  core.metrics?.operationEnded('tools/call', seconds(started), tool, result.isError === true ? 'tool_error' : undefined);
+  return result;
+}
+
+/** Runs `tool` for the channel's caller (with `key`, an external write's idempotency key), records what it reached, and renders its answer. */
+async function runTool(
+  core: McpCore,
+  state: SessionState,
+  generation: Generation,
+  tool: CatalogTool,
+  args: unknown,
+  channel: CallChannel,
+  key?: string,
+): Promise<{ outcome: CallOutcome; result: CallToolResult }> {
+  const { caller } = channel;
   const principal = caller?.name;
   const outcome = await core.call(tool.harness, tool.tool, args ?? {}, {
     caller,
     signal: channel.signal,
+    idempotencyKey: key,
     trace: core.tracing?.callTrace(tool.harness, tool.tool),
+    ask: channel.ask,
     onReport: (report) => {
       switch (report.kind) {
+        case 'progress': {
+          const { progress, total, message } = report;
+          channel.progress?.({ progress, total, message }).catch((e: unknown) => {
+            core.logger.debug({ err: e, harness: report.harness }, 'could not send progress to its caller');
+          });
+          break;
+        }
         case 'event': {
           const { harness, tool: emitter, event, fields } = report;
           core.logger.info({ harness, tool: emitter, event, fields, principal }, 'event');
@@ -198,9 +264,17 @@ export async function callTool(
           core.broadcastEvent(message, state);
           break;
         }
-        case 'log':
-          // A guest's log lines go to bermd's log only (the runner's onReport, daemon.ts).
+        case 'log': {
+          // bermd's own log has the line already (the runner's onReport, daemon.ts). The caller hears it
+          // at its level, as it hears the call's events; other sessions never do, unlike events.
+          const message = guestLogMessage(report);
+          if (wantsLog(state, message.level)) {
+            channel.notify(message).catch((e: unknown) => {
+              core.logger.debug({ err: e, harness: report.harness }, 'could not send a log line to its caller');
+            });
+          }
           break;
+        }
       }
     },
   });
@@ -208,9 +282,7 @@ export async function callTool(
     core.logger.info({ harness: tool.harness, tool: tool.tool, principal }, 'call cancelled by its caller');
   for (const reached of outcome.reached.tools) core.recordUse(reached.harness, { tool: reached.tool });
   for (const emitted of outcome.reached.events) core.recordUse(emitted.harness, { event: emitted.event });
-  // Measured here rather than around the HTTP exchange, so the fast path and the SDK's are measured alike.
-  core.metrics?.operationEnded('tools/call', seconds(started), tool, 'error' in outcome ? 'tool_error' : undefined);
-  return toolResult(tool, outcome, generation);
+  return { outcome, result: toolResult(tool, outcome, generation) };
 }
 
 /** A `tools/call` of `name` refused for a scope its caller lacks (`started`: when the request came), nothing having run. */
@@ -226,6 +298,16 @@ export function recordRefusal(core: McpCore, name: string, started: number): voi
 /** Seconds since `started` (a `performance.now()`). */
 function seconds(started: number): number {
   return (performance.now() - started) / 1000;
+}
+
+/** A signal that stops when either does. */
+function either(a: SignalLike, b: Stop): Stop {
+  const both = new Stop();
+  const stop = (): void => both.abort();
+  if (a.aborted || b.aborted) both.abort();
+  a.addEventListener('abort', stop, { once: true });
+  b.addEventListener('abort', stop);
+  return both;
 }
 
 /** Where a server's client keeps its log level: a session's state, or each 2026 request's `_meta`. */
@@ -253,13 +335,32 @@ function build(core: McpCore, source: LevelSource): Server {
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const caller = callerFor(source, ctx);
+    const token = request.params._meta?.progressToken;
+    // 2026-07-28: questions to the client end the round (asks.ts); 2025: they are requests on the call's stream.
+    const rounds =
+      generation === 'modern'
+        ? new InputRounds(InputRounds.capabilitiesOf(ctx.mcpReq.envelope), ctx.mcpReq.requestState(), ctx.mcpReq.inputResponses)
+        : undefined;
+    const ask: CallAsk =
+      rounds?.ask ??
+      sessionAsk(
+        () => server.getClientCapabilities(),
+        (req, options) => ctx.mcpReq.send(req as { method: 'elicitation/create'; params: Record<string, unknown> }, options),
+      );
     try {
-      return await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
+      const result = await callTool(core, stateOf(source, ctx), generation, request.params.name, request.params.arguments, {
         caller,
-        signal: ctx.mcpReq.signal,
+        signal: rounds === undefined ? ctx.mcpReq.signal : either(ctx.mcpReq.signal, rounds.stop),
+        meta: request.params._meta,
         // Sent with the call, on its response stream, so the caller sees it before the result.
         notify: (message) => ctx.mcpReq.notify({ method: 'notifications/message', params: message }),
+        progress:
+          token === undefined
+            ? undefined
+            : (message) => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...message } }),
+        ask,
       });
+      return rounds?.result() ?? result;
     } finally {
       // The fast path (fast-call.ts) logs the same line with its own `via`.
       core.logger.debug(

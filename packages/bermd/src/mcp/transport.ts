@@ -63,17 +63,22 @@ export interface McpAnswerer {
   answer(exchange: McpExchange): Promise<void> | undefined;
 }
 
+/** A call of a harness that may ask its client (elicitation, sampling): the SDK's path alone can put the question. */
+function asks(core: McpExchange['core'], name: string): boolean {
+  return core.catalog.lookup(name)?.asks === true;
+}
+
 export const fastCall: McpAnswerer = {
   name: 'fast-call',
   answer(exchange) {
     const { core, caller, request, body, res, trace } = exchange;
     if (exchange.generation === 'modern') {
       const call = modernFastCallOf(exchange.route, request.headers);
-      return call === undefined ? undefined : answerModernFastCall(core, call, res, caller, trace);
+      return call === undefined || asks(core, call.name) ? undefined : answerModernFastCall(core, call, res, caller, trace);
     }
     if (request.method !== 'POST' || exchange.fresh) return undefined;
     const call = fastCallOf(body, request.headers);
-    return call === undefined ? undefined : answerFastCall(core, exchange.session, call, res, caller, trace);
+    return call === undefined || asks(core, call.name) ? undefined : answerFastCall(core, exchange.session, call, res, caller, trace);
   },
 };
 

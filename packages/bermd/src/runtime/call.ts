@@ -12,6 +12,7 @@
 import type { Entry } from './deployed.js';
 import type { CallError } from './errors.js';
 import type { FairQueue, Turn } from './fair-queue.js';
+import type { HostEnvelope } from './host-call.js';
 import type { HostTrace } from './http-fetch.js';
 import type { WorkerPool } from './pool.js';
 import { type SignalLike, Stop } from './stop.js';
@@ -25,6 +26,8 @@ import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResul
 export interface Caller {
   readonly name: string;
   mayCall(harness: string): boolean;
+  /** True when it may call every harness, so a list shown to it is the whole list, unfiltered. */
+  mayCallEvery?(): boolean;
 }
 
 /**
@@ -52,6 +55,22 @@ export interface CallTrace {
   ended(error?: CallError): void;
 }
 
+/** One `berm.elicit` or `berm.sample` of a call, as its `ask` sees it. */
+export interface AskRequest {
+  /** The host call's dotted name: `berm.elicit` or `berm.sample`. */
+  name: string;
+  /** The harness and tool whose instance asks (another than the called one when a `berm.call` ran it). */
+  harness: string;
+  tool: string;
+  /** The guest's request, parsed JSON, unchecked. */
+  request: unknown;
+  /** Aborted when the call ends, or when the wait for the client must end so the guest can finish within the call's time limit. */
+  signal: AbortSignal;
+}
+
+/** Answers a call's `berm.elicit` and `berm.sample` by asking the client that made it; a rejection is answered `{"failed": message}`. */
+export type CallAsk = (ask: AskRequest) => Promise<HostEnvelope>;
+
 export interface CallOptions {
   /** The principal the call is made for; a call without one is the daemon's own, and may reach any harness. */
   caller?: Caller;
@@ -61,6 +80,10 @@ export interface CallOptions {
   onReport?: (report: GuestReport) => void;
   /** Where a traced call tells what it does; unset (tracing off), the call makes no span and no message for one. */
   trace?: CallTrace;
+  /** The call's idempotency key (`berm.idempotency_key`, `{idempotency-key}`); its nested calls derive theirs from it. */
+  idempotencyKey?: string;
+  /** Asks the call's client what a `berm.elicit` or `berm.sample` requests; unset, they are refused (no client can be asked). */
+  ask?: CallAsk;
 }
 
 /** What one call ran: the tools (the called one and every nested call that started) and accepted events. */
@@ -69,7 +92,8 @@ export interface Reached {
   events: Array<{ harness: string; event: string }>;
 }
 
-export type CallOutcome = ({ ok: unknown } | { error: CallError }) & { reached: Reached };
+/** A call's outcome: its value (and the content blocks its envelope carried, checked), or its error; with what it reached. */
+export type CallOutcome = ({ ok: unknown; content?: unknown[] } | { error: CallError }) & { reached: Reached };
 
 /**
  * The programs the chain may name in a `berm.call` (each carried program and those it declares, deployed
@@ -162,6 +186,7 @@ export class Call {
       // The worker runs the whole chain on its own thread and cannot ask the caller, so what it may not
       // reach travels with the task; a harness that does not import berm.call reaches nothing.
       barred: entry.callsOthers ? barredOf(programs, options.caller) : undefined,
+      key: options.idempotencyKey,
     };
   }
 
@@ -250,7 +275,13 @@ export class Call {
       tools: this.tools === undefined ? [called] : [called, ...this.tools.values()],
       events: this.events === undefined ? [] : [...this.events.values()],
     };
-    return 'ok' in outcome ? { ok: outcome.ok, reached } : { error: outcome.error, reached };
+    if (!('ok' in outcome)) return { error: outcome.error, reached };
+    return outcome.content === undefined ? { ok: outcome.ok, reached } : { ok: outcome.ok, content: outcome.content, reached };
+  }
+
+  /** Milliseconds left of its time limit, counted from its acceptance. */
+  remainingMs(): number {
+    return this.entry.callTimeoutMs - (performance.now() - this.accepted);
   }
 
   /** Why it was refused when its harness's line was full. */

@@ -20,6 +20,7 @@ import {
   type GuestPort,
 } from './guest-memory.js';
 import type { CallChain, ChainProgram, HostCall, HostCallContext, HostEnvelope, WorkerMessageBody } from './host-call.js';
+import { contentProblem } from './content.js';
 import { HOST_CALLS } from './host-calls.js';
 import { violation, type Check } from './schema-issues.js';
 import type { Barred, GuestOutcome, ProgramPayload, TaskLimits, WorkerMessage } from './worker-messages.js';
@@ -98,6 +99,8 @@ export class Chain implements CallChain {
   readonly limits: TaskLimits;
   private sent = 0;
   private overspent = false;
+  /** The call's latest accepted progress and how many it sent (`berm.progress`). */
+  private progressed: { last: number; count: number } = { last: Number.NEGATIVE_INFINITY, count: 0 };
   private readonly callId: number;
   private readonly programs: Map<string, LoadedProgram>;
   private readonly barred: Barred | undefined;
@@ -150,6 +153,18 @@ export class Chain implements CallChain {
     return true;
   }
 
+  /**
+   * Takes `progress` as the call's latest: a refusal message when it is below the latest, or when the
+   * call has sent its `max` progress reports; undefined (and it is counted) when it is accepted.
+   */
+  advance(progress: number, max: number): string | undefined {
+    const { last, count } = this.progressed;
+    if (progress < last) return `progress ${progress} is below the call's latest, ${last}: progress never decreases`;
+    if (count >= max) return `this call has sent its ${max} progress reports; no more are sent`;
+    this.progressed = { last: progress, count: count + 1 };
+    return undefined;
+  }
+
   /** A refusal message when `args` do not fit the tool's schema; undefined when they do. */
   checkArguments(program: LoadedProgram, tool: string, args: unknown): string | undefined {
     return violation(program.check('t', program.payload.tools.indexOf(tool)), 'argument', args)?.message;
@@ -160,14 +175,14 @@ export class Chain implements CallChain {
   }
 
   /** Runs `tool` of `program` in a fresh instance. Never throws: every failure is an outcome. */
-  invoke(program: LoadedProgram, tool: string, args: string, depth: number): GuestOutcome {
+  invoke(program: LoadedProgram, tool: string, args: string, depth: number, key?: string): GuestOutcome {
     if (!this.traced) {
       if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth });
-      return this.run(program, tool, args, depth);
+      return this.run(program, tool, args, depth, key);
     }
     // The worker's clock as epoch milliseconds, which the main thread's spans read alike.
     if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth, at: performance.timeOrigin + performance.now() });
-    const outcome = this.run(program, tool, args, depth);
+    const outcome = this.run(program, tool, args, depth, key);
     if (depth > 0) {
       const at = performance.timeOrigin + performance.now();
       this.post('error' in outcome ? { kind: 'left', depth, at, error: outcome.error.code } : { kind: 'left', depth, at });
@@ -175,16 +190,17 @@ export class Chain implements CallChain {
     return outcome;
   }
 
-  private run(program: LoadedProgram, tool: string, args: string, depth: number): GuestOutcome {
+  private run(program: LoadedProgram, tool: string, args: string, depth: number, key: string | undefined): GuestOutcome {
     const label = `${program.name}.${tool}`;
     let port: GuestPort | undefined;
     const imports: Record<string, Record<string, unknown>> = {};
+    // One context for the instance: its nested calls count their ordinals on it, whichever import makes them.
+    const ctx: HostCallContext = { chain: this, program, tool, depth, key, calls: 0 };
     for (const imp of program.facts.imports) {
       const dotted = `${imp.module}.${imp.name}`;
       const serve = imp.kind === 'function' ? HOST_CALLS.get(dotted) : undefined;
       if (serve === undefined)
         return failure('bad-module', `${program.name} imports ${imp.kind} ${dotted}, which this runtime does not serve`);
-      const ctx: HostCallContext = { chain: this, program, tool, depth };
       (imports[imp.module] ??= {})[imp.name] = (ptr: number, len: number): bigint => {
         if (port === undefined) throw new AbiViolation(`${dotted} was called before the instance was ready (from a start function)`);
         return this.hostCall(dotted, serve, ctx, port, ptr >>> 0, len >>> 0);
@@ -213,10 +229,10 @@ export class Chain implements CallChain {
     } catch (e) {
       return this.fault(e, label, port);
     }
-    return this.envelope(port, packed, label, program.payload.maxResultBytes);
+    return this.envelope(port, packed, label, program.payload.maxResultBytes, program.payload.content?.[tool]);
   }
 
-  private envelope(port: GuestPort, packed: unknown, label: string, max: number): GuestOutcome {
+  private envelope(port: GuestPort, packed: unknown, label: string, max: number, kinds: string[] | undefined): GuestOutcome {
     if (typeof packed !== 'bigint') return failure('bad-result', `${label} did not return an i64 packing (ptr << 32) | len`);
     const { ptr, len } = unpack(packed);
     if (len > max) return failure('result-too-large', `${label} returned ${len} bytes, above the limit of ${max}`);
@@ -232,6 +248,11 @@ export class Chain implements CallChain {
     if (isPlainObject(value)) {
       const keys = Object.keys(value);
       if (keys.length === 1 && keys[0] === 'ok') return { ok: value.ok };
+      if (keys.length === 2 && 'ok' in value && 'content' in value) {
+        const problem = contentProblem(value.content, kinds);
+        if (problem !== undefined) return failure('bad-content', `${label} returned a result whose ${problem}`);
+        return { ok: value.ok, content: value.content as unknown[] };
+      }
       if (keys.length === 1 && keys[0] === 'error' && typeof value.error === 'string') return failure('guest-error', value.error);
     }
     return failure('bad-result', `${label} returned a result that is not an envelope {"ok": value} or {"error": "message"}`);

@@ -4,7 +4,7 @@
  * modules rather than a worker caching them).
  */
 import type { ManifestData } from '@berm/manifest';
-import { HOST_CALL, toolExport } from '@berm/protocol';
+import { ASK_SYSCALLS, HOST_CALL, toolExport } from '@berm/protocol';
 import { RunnerError } from './errors.js';
 import { compileValidators, type HarnessValidators } from './validators.js';
 import type { ProgramPayload } from './worker-messages.js';
@@ -27,6 +27,8 @@ export interface HarnessInput {
   limits?: HarnessLimits;
   /** Anything the deployer wants its host services to see for this harness (e.g. what it is granted); never sent to a worker. */
   context?: unknown;
+  /** The syscalls asking the call's client (`berm.elicit`, `berm.sample`) it is granted; unset, those its manifest declares. */
+  asks?: readonly string[];
   /**
    * Compile the validators on the harness's first call rather than now: for a harness whose schemas
    * compiled when it was deployed (a restore), so that a restart does not compile every harness's.
@@ -62,6 +64,15 @@ export interface Entry {
   callTimeoutMs: number;
   maxConcurrency: number;
   context: unknown;
+  /** The syscalls asking the call's client it is granted (`HarnessInput.asks`). */
+  asks: readonly string[];
+}
+
+/** The content kinds each tool declares, by tool; undefined when none declares any (the payload then carries nothing). */
+function contentKinds(manifest: ManifestData): Record<string, string[]> | undefined {
+  let out: Record<string, string[]> | undefined;
+  for (const tool of manifest.tools) if (tool.content !== undefined && tool.content.length > 0) (out ??= {})[tool.name] = [...tool.content];
+  return out;
 }
 
 export function positiveInteger(name: string, value: number, min: number): number {
@@ -120,6 +131,8 @@ export class DeployedSet {
       validators: '',
       maxResultBytes,
     };
+    const content = contentKinds(manifest);
+    if (content !== undefined) bare.content = content;
     const entry: Entry = {
       name,
       digest,
@@ -131,6 +144,7 @@ export class DeployedSet {
       callTimeoutMs,
       maxConcurrency,
       context: prepared.input.context,
+      asks: prepared.input.asks ?? ASK_SYSCALLS.filter((name) => Object.hasOwn(manifest.deps?.syscalls ?? {}, name)),
     };
     this.owners.set(entry.bare, entry);
     this.entries.set(name, entry);

@@ -65,6 +65,8 @@ export type CallErrorCode =
   | 'result-too-large'
   /** The guest's result is not a UTF-8 JSON envelope `{"ok": v}` / `{"error": "msg"}`, or lies outside its memory. */
   | 'bad-result'
+  /** The envelope's `content` holds a block that is malformed or of a kind the tool does not declare. */
+  | 'bad-content'
   /** The module could not be instantiated (an import the runtime does not serve, a missing export). */
   | 'bad-module'
   /** The runner was closed before the call finished. */

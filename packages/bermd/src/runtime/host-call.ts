@@ -27,11 +27,13 @@ export interface CallChain {
   post(body: WorkerMessageBody, transfer?: TransferListItem[]): void;
   /** Counts `bytes` of logs and events against the call's budget; false (and nothing counted) when they do not fit. */
   spend(bytes: number): boolean;
+  /** Takes `progress` as the call's latest; a refusal message when it decreases or the call has sent `max` already. */
+  advance(progress: number, max: number): string | undefined;
   /** A refusal message when `args` do not fit the tool's schema; undefined when they do. */
   checkArguments(program: ChainProgram, tool: string, args: unknown): string | undefined;
   checkFields(program: ChainProgram, event: string, fields: unknown): string | undefined;
   /** Runs `tool` of `program` in a fresh instance. Never throws: every failure is an outcome. */
-  invoke(program: ChainProgram, tool: string, args: string, depth: number): GuestOutcome;
+  invoke(program: ChainProgram, tool: string, args: string, depth: number, key?: string): GuestOutcome;
 }
 
 /** Who is making a host call: the program and tool whose instance imported it, and how deep in the chain. */
@@ -41,6 +43,10 @@ export interface HostCallContext {
   tool: string;
   /** 0 for the tool the runner called, n for the n-th nested `berm.call`. */
   depth: number;
+  /** This instance's idempotency key: the call's, or the one derived for a nested call; undefined without one. */
+  key?: string;
+  /** How many `berm.call`s this instance has made: the ordinal each nested key is derived with. */
+  calls: number;
 }
 
 /** `size` is the request's length in bytes, for host calls that budget what a guest sends. */

@@ -9,9 +9,10 @@
  */
 import { HOST_CALL } from '@berm/protocol';
 import { notPermitted } from './errors.js';
+import { nestedKey } from './idempotency-key.js';
 import { isPlainObject } from './guest-memory.js';
 import type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
-import { ASYNC_HOST_CALLS, forwardedHostCall } from './http-fetch.js';
+import { ASK_HOST_CALLS, ASYNC_HOST_CALLS, forwardedHostCall } from './http-fetch.js';
 
 /** Log levels a guest may use: MCP's (RFC 5424 names) and the two aliases Rust and JS loggers write. */
 export const LOG_LEVELS: ReadonlySet<string> = new Set([
@@ -54,9 +55,15 @@ const call: HostCall = (ctx, request) => {
   const args = request.args === undefined ? {} : request.args;
   const problem = ctx.chain.checkArguments(target, tool, args);
   if (problem !== undefined) return refused(`${name}.${tool}: ${problem}`);
-  const outcome = ctx.chain.invoke(target, tool, JSON.stringify(args), ctx.depth + 1);
+  // Counted only for a call that runs, so a retried chain making the same calls derives the same keys.
+  const ordinal = ctx.calls++;
+  const key = ctx.key === undefined ? undefined : nestedKey(ctx.key, ordinal, name, tool);
+  const outcome = ctx.chain.invoke(target, tool, JSON.stringify(args), ctx.depth + 1, key);
   return 'ok' in outcome ? { ok: outcome.ok } : { failed: outcome.error.message };
 };
+
+/** `berm.idempotency_key`: the key of the instance asking (a reconcile tool looks the write up with it); null without one. */
+const idempotencyKey: HostCall = (ctx) => ({ ok: ctx.key ?? null });
 
 /**
  * Logs and events travel to the main thread as messages; without a bound a guest logging in a loop
@@ -96,12 +103,48 @@ const emit: HostCall = (ctx, request, size) => {
   return { ok: null };
 };
 
+/**
+ * The most `berm.progress` reports one call sends: a client shows progress, it does not need every step,
+ * and a guest reporting in a loop must not flood its client (nor the main thread) until its time limit.
+ */
+export const MAX_PROGRESS_REPORTS = 1000;
+
+function finite(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+/** `berm.progress`: how far the call has come, sent to its client as `notifications/progress` when it asked for them. */
+const progress: HostCall = (ctx, request, size) => {
+  if (!isPlainObject(request) || !finite(request.progress) || (request.total !== undefined && !finite(request.total))) {
+    return refused('a berm.progress request is {"progress": number, "total"?: number, "message"?: string}');
+  }
+  if (request.message !== undefined && typeof request.message !== 'string') return refused('a berm.progress "message" is a string');
+  const problem = ctx.chain.advance(request.progress, MAX_PROGRESS_REPORTS);
+  if (problem !== undefined) return refused(problem);
+  const spent = overBudget(ctx, size);
+  if (spent !== undefined) return spent;
+  const { total, message } = request;
+  ctx.chain.post({
+    kind: 'progress',
+    harness: ctx.program.name,
+    tool: ctx.tool,
+    progress: request.progress,
+    ...(total === undefined ? {} : { total }),
+    ...(message === undefined ? {} : { message }),
+  });
+  return { ok: null };
+};
+
 export const HOST_CALLS: ReadonlyMap<string, HostCall> = new Map([
   [HOST_CALL.call, call],
   [HOST_CALL.log, log],
   [HOST_CALL.emit, emit],
+  [HOST_CALL.idempotencyKey, idempotencyKey],
+  [HOST_CALL.progress, progress],
   // Served on the main thread by the runner's hostServices; refused when it has none for the name.
   ...ASYNC_HOST_CALLS.map((name): [string, HostCall] => [name, forwardedHostCall(name)]),
+  // Served on the main thread by the call's own `ask`: the client that made the call answers.
+  ...ASK_HOST_CALLS.map((name): [string, HostCall] => [name, forwardedHostCall(name)]),
 ]);
 
 /** The dotted names of every host call this runtime serves. */

@@ -10,11 +10,17 @@
  * worker (which ends an `Atomics.wait` too) and aborts the request under way.
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { HTTP_SYSCALLS } from '@berm/protocol';
+import { ASK_SYSCALLS, HTTP_SYSCALLS } from '@berm/protocol';
 import type { HostCall, HostEnvelope } from './host-call.js';
 
 /** Host calls whose work the main thread does; each must be given a service (`RunnerOptions.hostServices`) to do anything. */
 export const ASYNC_HOST_CALLS: readonly string[] = HTTP_SYSCALLS;
+
+/**
+ * Host calls the main thread answers by asking the call's own client (`berm.elicit`, `berm.sample`):
+ * forwarded the same way, served by the call's `CallOptions.ask` rather than a runner-wide service.
+ */
+export const ASK_HOST_CALLS: readonly string[] = ASK_SYSCALLS;
 
 const WAITING = 0;
 export const ANSWERED = 1;
@@ -25,7 +31,7 @@ export function forwardedHostCall(name: string): HostCall {
     const { port1, port2 } = new MessageChannel();
     const flag = new Int32Array(new SharedArrayBuffer(4));
     try {
-      ctx.chain.post({ kind: 'host', name, harness: ctx.program.name, tool: ctx.tool, request, reply: port2, flag }, [port2]);
+      ctx.chain.post({ kind: 'host', name, harness: ctx.program.name, tool: ctx.tool, request, reply: port2, flag, key: ctx.key }, [port2]);
       Atomics.wait(flag, 0, WAITING);
       const received = receiveMessageOnPort(port1);
       if (received === undefined) return { failed: `${name}: the host answered nothing` };
@@ -79,6 +85,8 @@ export interface HostServiceCall {
   signal: AbortSignal;
   /** Set when the call is traced: what the service sends is a span of it. */
   trace?: HostTrace;
+  /** The idempotency key of the instance making the request (`{idempotency-key}` in a header value); undefined without one. */
+  idempotencyKey?: string;
 }
 
 /** Serves one forwarded host call; a rejection is answered as `{"failed": message}`. */

@@ -9,15 +9,18 @@ export {
   type RunnerOptions,
   type CallEndListener,
 } from './runner.js';
-export type { Caller, CallOptions, CallOutcome, CallTrace, Reached } from './call.js';
+export type { AskRequest, Caller, CallAsk, CallOptions, CallOutcome, CallTrace, Reached } from './call.js';
+export { askReserveMs } from './ask.js';
+export { contentProblem } from './content.js';
 export type { GuestReport } from './worker-messages.js';
 export { PreparedHarness, type HarnessLimits, type HarnessInput } from './deployed.js';
 export { capMemory, capPages, WASM_PAGE_BYTES } from './memory-cap.js';
 export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type CallErrorCode } from './errors.js';
-export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS } from './host-calls.js';
+export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS, MAX_PROGRESS_REPORTS } from './host-calls.js';
 export type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
 export { compileValidators, schemaProblem, type HarnessValidators } from './validators.js';
 export { describeIssue, violation, type Check, type SchemaIssue } from './schema-issues.js';
-export { ASYNC_HOST_CALLS, type HostService, type HostServiceCall, type HostTrace } from './http-fetch.js';
+export { ASYNC_HOST_CALLS, ASK_HOST_CALLS, type HostService, type HostServiceCall, type HostTrace } from './http-fetch.js';
 export { isPlainObject } from './guest-memory.js';
 export { Stop, type SignalLike } from './stop.js';
+export { nestedKey } from './idempotency-key.js';

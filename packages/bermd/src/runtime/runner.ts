@@ -28,9 +28,10 @@ import { isRunnerError, notPermitted, RunnerError, type CallError } from './erro
 import { FairQueue } from './fair-queue.js';
 import { WorkerPool } from './pool.js';
 import type { HostEnvelope } from './host-call.js';
-import { answerWorker, type HostService } from './http-fetch.js';
+import { answerWorker, ASK_HOST_CALLS, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
 import { type Check, violation } from './schema-issues.js';
+import { serveAsk } from './ask.js';
 import type { GuestOutcome, GuestReport, ProgramPayload, ReportMessage, Task, TaskResult, WorkerMessage } from './worker-messages.js';
 
 export const DEFAULT_CALL_TIMEOUT_MS = DEFAULT_LIMITS.timeout;
@@ -102,6 +103,10 @@ function reportOf(message: ReportMessage): GuestReport {
       return { kind: 'log', harness: message.harness, tool: message.tool, level: message.level, message: message.message };
     case 'event':
       return { kind: 'event', harness: message.harness, tool: message.tool, event: message.event, fields: message.fields };
+    case 'progress': {
+      const { callId: _, ...report } = message;
+      return report;
+    }
   }
 }
 
@@ -203,6 +208,12 @@ export class ToolRunner {
     return this.deployed.get(name) !== undefined;
   }
 
+  /** The limits `name` is served with (its result limit bounds what a receipt keeps, its time limit how long a call may run), if it is deployed. */
+  limitsOf(name: string): { callTimeoutMs: number; maxResultBytes: number } | undefined {
+    const entry = this.deployed.get(name);
+    return entry === undefined ? undefined : { callTimeoutMs: entry.callTimeoutMs, maxResultBytes: entry.bare.maxResultBytes };
+  }
+
   /** The digest `name` was deployed with, if it is. */
   digestOf(name: string): string | undefined {
     return this.deployed.get(name)?.digest;
@@ -300,12 +311,16 @@ export class ToolRunner {
       answerWorker(reply, flag, { refused: `${name}: the call has ended` });
       return;
     }
+    const payload = call.programs.find((p) => p.name === message.harness);
+    const owner = payload === undefined ? undefined : this.deployed.ownerOf(payload);
+    if (ASK_HOST_CALLS.includes(name)) {
+      serveAsk(call, message, owner?.asks ?? []);
+      return;
+    }
     if (service === undefined) {
       answerWorker(reply, flag, { refused: `${name} is not served by this host` });
       return;
     }
-    const payload = call.programs.find((p) => p.name === message.harness);
-    const owner = payload === undefined ? undefined : this.deployed.ownerOf(payload);
     let answered: Promise<HostEnvelope>;
     try {
       answered = service({
@@ -318,6 +333,7 @@ export class ToolRunner {
         request: message.request,
         signal: call.stop.signal,
         trace: call.options.trace?.host(name),
+        idempotencyKey: message.key,
       });
     } catch (e) {
       answered = Promise.reject(e);
@@ -348,6 +364,7 @@ export class ToolRunner {
         call?.options.trace?.left(message.depth, message.at, message.error);
         break;
       case 'log':
+      case 'progress':
         this.report(call, message);
         break;
       case 'event':

@@ -22,6 +22,8 @@ export interface ProgramPayload {
   validators: string;
   /** The longest result (and host-call request) read from this program's instances: its harness's limit. */
   maxResultBytes: number;
+  /** The content kinds each tool declares (`ToolSpec.content`), by tool; absent when none declares any. */
+  content?: Record<string, string[]>;
 }
 
 export interface TaskLimits {
@@ -49,9 +51,12 @@ export interface Task {
   barred: Barred | undefined;
   /** The call is traced: the worker posts when each instance was made and each nested call ended (`WorkerMessage`). */
   traced?: true;
+  /** The call's idempotency key (a call of an `external_write` tool); its nested calls derive theirs from it (chain.ts). */
+  key?: string;
 }
 
-export type GuestOutcome = { ok: unknown } | { error: CallError };
+/** What a tool answered: its value, and the content blocks beside it when its envelope carried them (checked: content.ts). */
+export type GuestOutcome = { ok: unknown; content?: unknown[] } | { error: CallError };
 
 export interface TaskResult {
   outcome: GuestOutcome;
@@ -64,7 +69,9 @@ export interface TaskResult {
  */
 export type GuestReport =
   | { kind: 'log'; harness: string; tool: string; level: string; message: string }
-  | { kind: 'event'; harness: string; tool: string; event: string; fields: unknown };
+  | { kind: 'event'; harness: string; tool: string; event: string; fields: unknown }
+  /** An accepted `berm.progress`: never less than the call's previous one. */
+  | { kind: 'progress'; harness: string; tool: string; progress: number; total?: number; message?: string };
 
 /** A report as it travels, tagged with its call. */
 export type ReportMessage = GuestReport & { callId: number };
@@ -80,4 +87,15 @@ export type WorkerMessage =
   | { callId: number; kind: 'spent'; budget: number }
   | ReportMessage
   /** A host call the main thread serves (http-fetch.ts): the worker waits on `flag` for the envelope on `reply`. */
-  | { callId: number; kind: 'host'; name: string; harness: string; tool: string; request: unknown; reply: MessagePort; flag: Int32Array };
+  | {
+      callId: number;
+      kind: 'host';
+      name: string;
+      harness: string;
+      tool: string;
+      request: unknown;
+      reply: MessagePort;
+      flag: Int32Array;
+      /** The idempotency key of the instance making it, for `{idempotency-key}` in what it sends. */
+      key?: string;
+    };

@@ -16,9 +16,9 @@ const TOOL_WORD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SEPARATOR = '.';
 
 export default class Call extends BaseCommand {
-  static summary = "Call a deployed tool through bermd's /mcp and print its answer and events.";
+  static summary = "Call a deployed tool through bermd's /mcp and print its answer, events and log lines.";
   static description =
-    "Calls HARNESS.TOOL (the name bermd lists it by; HARNESS TOOL as two words is joined with bermd's default separator, a dot) as one 2026-07-28 MCP request, and prints the result, or the tool's error, then the events the call emitted. ARGS are one JSON object, or key=value pairs typed by the tool's argument schema, as crab run takes them; bermd checks them before the tool runs. With --json, prints {result, content, is_error, events, logs}, the document crab run prints for the same image (logs stays empty: bermd keeps a guest's log lines in its own log). A call bermd refuses (no such tool or harness, arguments that do not fit, a limit that stopped it) is a failure with bermd's code. Exits 1 when the tool answers an error or is stopped, 2 on a wrong tool or arguments, 3 when bermd cannot be reached.";
+    "Calls HARNESS.TOOL (the name bermd lists it by; HARNESS TOOL as two words is joined with bermd's default separator, a dot) as one 2026-07-28 MCP request, and prints the result, or the tool's error, then the events and log lines the call reported. ARGS are one JSON object, or key=value pairs typed by the tool's argument schema, as crab run takes them; bermd checks them before the tool runs. With --json, prints {result, content, is_error, events, logs}, the document crab run prints for the same image. A call bermd refuses (no such tool or harness, arguments that do not fit, a limit that stopped it) is a failure with bermd's code. Exits 1 when the tool answers an error or is stopped, 2 on a wrong tool or arguments, 3 when bermd cannot be reached.";
   static examples = [
     '<%= config.bin %> call echo.echo text=hello times=2',
     `<%= config.bin %> call weather forecast '{"city": "Oslo"}' --json`,
@@ -90,7 +90,7 @@ export default class Call extends BaseCommand {
         throw await this.notListed(mcp, url, harness, tool);
       throw e;
     }
-    const { result, events } = answered;
+    const { result, events, logs } = answered;
     const content = result.content as ToolContent[];
     const failed = result._meta?.['berm/error'] as { code?: unknown; path?: unknown } | undefined;
     if (result.isError === true && typeof failed?.code === 'string' && isCallRefusal(failed.code)) {
@@ -101,7 +101,7 @@ export default class Call extends BaseCommand {
         typeof failed.path === 'string' ? failed.path : undefined,
       );
     }
-    return { result: result.structuredContent ?? null, content, is_error: result.isError === true, events, logs: [] };
+    return { result: result.structuredContent ?? null, content, is_error: result.isError === true, events, logs };
   }
 
   /** Why `harness`'s `tool` is not listed: the harness has no such tool, or no such harness is deployed (or callable with this token). */

@@ -21,6 +21,7 @@ export const BREAK_CODES = [
   'array-constraint-changed',
   'effect-now-writes',
   'retry-weakened',
+  'content-removed',
 ] as const;
 
 export type BreakCode = (typeof BREAK_CODES)[number];

@@ -2,6 +2,7 @@ import { ManifestError } from '../errors.js';
 import type { EventSpec, ManifestData, ToolSpec } from '../types.js';
 import type { Break, BreakCode, Side } from './codes.js';
 import { oneLine } from './describe.js';
+import { contentBreaks } from './content.js';
 import { effectBreaks } from './effects.js';
 import { type Finding, flatten, labelOf, pointerOf } from './findings.js';
 import { sameJson } from './json.js';
@@ -105,6 +106,7 @@ function toolBreaks(graph: SchemaGraph, old: ToolSpec, index: number, next: Tool
     );
   }
   out.push(...effectBreaks(old, next));
+  out.push(...contentBreaks(old, next));
   out.push(...compareSchemas(graph, 'reader', toolScope(old.name, index, '/arguments'), old.arguments, next.arguments));
   out.push(...compareSchemas(graph, 'writer', toolScope(old.name, index, '/returns'), old.returns, next.returns));
   return out;

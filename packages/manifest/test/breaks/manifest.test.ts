@@ -277,7 +277,7 @@ describe('breaks: order and stability', () => {
 });
 
 describe('breaks: the codes', () => {
-  it('are the seventeen stable codes of the contract', () => {
+  it('are the stable codes of the contract', () => {
     expect(BREAK_CODES).toEqual([
       'tool-removed',
       'event-removed',
@@ -296,6 +296,7 @@ describe('breaks: the codes', () => {
       'array-constraint-changed',
       'effect-now-writes',
       'retry-weakened',
+      'content-removed',
     ]);
     expect(isBreakCode('type-changed')).toBe(true);
     expect(isBreakCode('type-change')).toBe(false);
@@ -317,6 +318,7 @@ describe('breaks: the codes', () => {
         tool('read', { query: true }),
         tool('notify', { effect: { kind: 'none' } }),
         tool('order', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
+        tool('draw', { content: ['image', 'text'] }),
         tool('args', {
           arguments: {
             type: 'object',
@@ -352,6 +354,7 @@ describe('breaks: the codes', () => {
         tool('read'),
         tool('notify', { effect: { kind: 'external_write', retry: 'none' } }),
         tool('order', { effect: { kind: 'external_write', retry: 'reconcile', reconcile: 'read' } }),
+        tool('draw', { content: ['text'] }),
         tool('args', {
           arguments: {
             type: 'object',

@@ -1,0 +1,70 @@
+// A shop for the receipts tests, in WAT against the guest ABI: each writing tool relays its arguments (a
+// berm.http.fetch request) to the upstream and answers `{"ok": <the host's envelope>}`, so the test's
+// stand-in upstream sees every write and its Idempotency-Key header; `key` answers berm.idempotency_key,
+// `chain` relays its arguments to berm.call.
+import type { ManifestData, ToolSpec } from '@berm/manifest';
+import { buildImage, sampleManifest } from '../../../test/helpers/wat.js';
+
+const RELAYS = ['place', 'status', 'notify', 'confirm', 'cancel', 'plain'] as const;
+
+const WAT = `(module
+  (import "berm" "http.fetch" (func $fetch (param i32 i32) (result i64)))
+  (import "berm" "call" (func $host_call (param i32 i32) (result i64)))
+  (import "berm" "idempotency_key" (func $key (param i32 i32) (result i64)))
+  (memory (export "memory") 1)
+  (global $next (mut i32) (i32.const 1024))
+  (data (i32.const 16) "{\\"ok\\":")
+  (data (i32.const 32) "}")
+  (data (i32.const 48) "{}")
+  (func $alloc (export "berm_alloc") (param $len i32) (result i32) (local $ptr i32) (local $end i32) (local $have i32)
+    (local.set $ptr (global.get $next))
+    (local.set $end (i32.add (local.get $ptr) (local.get $len)))
+    (local.set $have (i32.mul (memory.size) (i32.const 65536)))
+    (if (i32.gt_u (local.get $end) (local.get $have))
+      (then (if (i32.eq (memory.grow (i32.add (i32.shr_u (i32.sub (local.get $end) (local.get $have)) (i32.const 16)) (i32.const 1))) (i32.const -1))
+        (then unreachable))))
+    (global.set $next (local.get $end))
+    (local.get $ptr))
+  (func $put (param $src i32) (param $len i32) (memory.copy (call $alloc (local.get $len)) (local.get $src) (local.get $len)))
+  ;; {"ok": <the envelope's bytes>}
+  (func $relay (param $env i64) (result i64) (local $start i32)
+    (local.set $start (global.get $next))
+    (call $put (i32.const 16) (i32.const 6))
+    (call $put (i32.wrap_i64 (i64.shr_u (local.get $env) (i64.const 32))) (i32.wrap_i64 (local.get $env)))
+    (call $put (i32.const 32) (i32.const 1))
+    (i64.or (i64.shl (i64.extend_i32_u (local.get $start)) (i64.const 32)) (i64.extend_i32_u (i32.sub (global.get $next) (local.get $start)))))
+${RELAYS.map((t) => `  (func (export "berm_tool_${t}") (param $p i32) (param $l i32) (result i64) (call $relay (call $fetch (local.get $p) (local.get $l))))`).join('\n')}
+  (func (export "berm_tool_key") (param i32 i32) (result i64) (call $relay (call $key (i32.const 48) (i32.const 2))))
+  (func (export "berm_tool_chain") (param $p i32) (param $l i32) (result i64) (call $relay (call $host_call (local.get $p) (local.get $l))))
+)`;
+
+/** The arguments every relaying tool takes: a berm.http.fetch request. */
+const request = { type: 'object' };
+
+function tool(name: string, description: string, extra: Partial<ToolSpec> = {}): ToolSpec {
+  return { name, description, arguments: request, ...extra };
+}
+
+export function shopManifest(upstream: string): ManifestData {
+  return sampleManifest({
+    description: 'Places orders upstream',
+    usage: '',
+    tools: [
+      tool('place', 'Places an order.', {
+        effect: { kind: 'external_write', retry: 'idempotency_key', reconcile: 'status', compensation: 'cancel' },
+      }),
+      tool('status', 'Whether an order was placed.', { query: true }),
+      tool('notify', 'Sends a message.', { effect: { kind: 'external_write', retry: 'none' } }),
+      tool('confirm', 'Confirms an order.', { effect: { kind: 'external_write', retry: 'reconcile', reconcile: 'status' } }),
+      tool('cancel', 'Cancels an order.', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
+      tool('plain', 'Sends without a declared effect.'),
+      tool('key', 'Answers its idempotency key.', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
+      tool('chain', 'Relays its arguments to berm.call.', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
+    ],
+    deps: { programs: [], syscalls: { 'berm.http.fetch': [upstream] }, secrets: [] },
+  });
+}
+
+export async function shopImage(upstream: string): Promise<Uint8Array> {
+  return buildImage(WAT, shopManifest(upstream));
+}
