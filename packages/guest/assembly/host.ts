@@ -15,6 +15,10 @@ export declare function berm_log(ptr: usize, len: i32): i64;
 @external("berm", "emit")
 export declare function berm_emit(ptr: usize, len: i32): i64;
 
+// @ts-expect-error: decorator
+@external("berm", "idempotency_key")
+export declare function berm_idempotency_key(ptr: usize, len: i32): i64;
+
 // A syscall beyond the ABI's own, served by every bermd to a harness declaring it.
 // @ts-expect-error: decorator
 @external("berm", "resource_updated")
