@@ -44,7 +44,15 @@ describePostgres('the PostgreSQL store', { timeout: 120_000 }, () => {
         Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
       );
       const tables = await sql<{ t: string }>(db, "SELECT tablename AS t FROM pg_tables WHERE tablename LIKE 'berm_%' ORDER BY 1");
-      expect(tables.map((t) => t.t)).toEqual(['berm_harness', 'berm_history', 'berm_image', 'berm_schema', 'berm_session', 'berm_usage']);
+      expect(tables.map((t) => t.t)).toEqual([
+        'berm_harness',
+        'berm_history',
+        'berm_image',
+        'berm_receipt',
+        'berm_schema',
+        'berm_session',
+        'berm_usage',
+      ]);
     } finally {
       for (const s of stores) await s.close();
     }
@@ -74,7 +82,7 @@ describePostgres('the PostgreSQL store', { timeout: 120_000 }, () => {
     try {
       await sql(
         db,
-        `GRANT SELECT, INSERT, UPDATE, DELETE ON berm_schema, berm_harness, berm_usage, berm_history, berm_image, berm_session TO ${role}`,
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON berm_schema, berm_harness, berm_usage, berm_history, berm_image, berm_session, berm_receipt TO ${role}`,
       );
       await sql(db, `GRANT USAGE ON SEQUENCE berm_revision TO ${role}`);
       const asApp = new URL(db);

@@ -202,9 +202,14 @@ describe('the weather example: berm.http.fetch with a secret, an event, and berm
     const request = api.seen[seen]!;
     expect(request.url).toBe('/v1/forecast?days=3&city=Paris');
     expect(request.headers.authorization).toBe(`Bearer ${SECRET}`);
-    expect(mcp.messages.received.slice(before).map((m) => m.data)).toEqual([
+    // The events, and the line the forecast logged when geo could not be asked, at the session's level.
+    const arrived = mcp.messages.received.slice(before).map((m) => m.data as Record<string, unknown>);
+    expect(arrived.filter((d) => 'event' in d)).toEqual([
       { event: 'rain_started', fields: { city: 'Paris', day: 1 }, tool: 'forecast' },
       { event: 'rain_started', fields: { city: 'Paris', day: 2 }, tool: 'forecast' },
+    ]);
+    expect(arrived.filter((d) => !('event' in d))).toEqual([
+      { tool: 'forecast', level: 'notice', message: expect.stringMatching(/^geo is not reachable \(.+\); asking by name$/) },
     ]);
   });
 
