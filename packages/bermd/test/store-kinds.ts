@@ -116,7 +116,7 @@ function postgresSite(url: string): StoreSite {
         url,
         'ALTER TABLE berm_harness DROP COLUMN deployed_by, DROP COLUMN deployed_by_revision, DROP COLUMN source, DROP COLUMN source_revision',
       );
-      await sql(url, 'DROP TABLE IF EXISTS berm_history, berm_image, berm_session');
+      await sql(url, 'DROP TABLE IF EXISTS berm_history, berm_image, berm_session, berm_receipt');
       await sql(url, 'UPDATE berm_schema SET version = 1');
     },
     retainedRaw: async (name) =>
