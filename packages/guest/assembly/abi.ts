@@ -5,6 +5,7 @@
 // decoded. A tool's result is a managed buffer held by one global until the next result replaces
 // it, so the host can read it after the export returns and the collector reclaims it afterwards.
 import { JSON } from 'json-as';
+import { dropContent, takeContent } from './content';
 
 let lastResult: ArrayBuffer | null = null;
 
@@ -33,26 +34,29 @@ function answer(text: string): i64 {
 
 /** A tool's arguments, parsed from what the host wrote. */
 export function __berm_args<T>(ptr: usize, len: i32): T {
+  dropContent();
   return JSON.parse<T>(takeText(ptr, len));
 }
 
 /** Frees the arguments of a tool that takes none. */
 export function __berm_no_args(ptr: usize, len: i32): void {
+  dropContent();
   heap.free(ptr);
 }
 
-/** {"ok": value} */
+/** {"ok": value}, with the content blocks the call added. */
 export function __berm_ok<T>(value: T): i64 {
-  return answer('{"ok":' + JSON.stringify<T>(value) + '}');
+  return answer('{"ok":' + JSON.stringify<T>(value) + takeContent() + '}');
 }
 
-/** {"ok": null}, for a tool that returns nothing. */
+/** {"ok": null}, for a tool that returns nothing, with the content blocks the call added. */
 export function __berm_ok_void(): i64 {
-  return answer('{"ok":null}');
+  return answer('{"ok":null' + takeContent() + '}');
 }
 
 /** {"error": message}, for the abort that unwound the call. */
 export function __berm_abort_result(): i64 {
+  dropContent();
   // @ts-expect-error: a global of ~lib/berm_abort, which the transform adds to every build
   return answer('{"error":' + JSON.stringify<string>(__berm_abort_message()) + '}');
 }
