@@ -8,7 +8,9 @@
 // Also: what instantiating a guest costs per call, what one level of berm.call adds, and what knowing who
 // calls costs: the same calls to a bermd without auth, with a static token (--access) and verifying a JWT
 // access token on every request (--oauth-issuer, against a stand-in authorization server in this process).
-// Last, what telemetry costs: metrics, and tracing fully sampled, against telemetry off (lib/telemetry-cost.js).
+// Then what telemetry costs: metrics, and tracing fully sampled, against telemetry off (lib/telemetry-cost.js).
+// Last, what a receipt costs: an external_write tool against the same tool undeclared (lib/receipts-cost.js),
+// on the directory store, or on the PostgreSQL database BENCH_STORE_URL names.
 // Build first: npm run build. Run: node bench/mcp.js
 // BENCH_ARGS adds bermd flags to every daemon it starts (e.g. "--max-concurrency 2").
 import { createHash, randomBytes } from 'node:crypto';
@@ -20,6 +22,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { CHAIN_WAT, ECHO_WAT, image, wat2wasm } from './lib/guests.js';
 import { closeAgent, put, session, startBermd, startServer } from './lib/daemon.js';
 import { MODERN, measure, ROUNDS, repeat, repeatEach, stateless } from './lib/mcp.js';
+import { printReceiptsCost, receiptsCost } from './lib/receipts-cost.js';
 import { printTelemetryCost, telemetryCost } from './lib/telemetry-cost.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
@@ -214,6 +217,9 @@ rows.push(...Object.keys(auths).map((key) => byAuth[key]));
 // 5. Telemetry: off, metrics, tracing fully sampled.
 const telemetry = await telemetryCost({ calls: CALLS, concurrency: CONCURRENCY, extraArgs: EXTRA });
 
+// 6. Receipts: an external write against the same call undeclared.
+const receipts = await receiptsCost({ calls: CALLS, concurrency: CONCURRENCY, extraArgs: EXTRA, storeUrl: process.env.BENCH_STORE_URL });
+
 const ms = (v) => `${v.toFixed(3)} ms`.padStart(10);
 console.log(
   `node ${process.version}, best of ${ROUNDS} rounds, ${CALLS} calls, raw JSON-RPC POSTs on keep-alive sockets, bermd at --log-level warn\n`,
@@ -271,4 +277,6 @@ console.log(`instantiate + call:                      ${instantiation.perCallUs.
 console.log(`one berm.call level (p50 slope):         ${(perLevelMs * 1000).toFixed(0)} µs`);
 console.log('');
 printTelemetryCost(telemetry);
+console.log('');
+printReceiptsCost(receipts);
 closeAgent();

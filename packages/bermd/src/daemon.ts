@@ -389,6 +389,7 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
     keepAliveMs: config.keepAliveMs,
     figures,
     figuresIntervalMs: config.figuresIntervalMs,
+    receipts: receiptStore,
   });
   void app.register(mcp.plugin);
   void app.register(uiPlugin, {

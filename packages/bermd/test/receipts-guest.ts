@@ -1,13 +1,26 @@
 // A shop for the receipts tests, in WAT against the guest ABI: each writing tool relays its arguments (a
 // berm.http.fetch request) to the upstream and answers `{"ok": <the host's envelope>}`, so the test's
 // stand-in upstream sees every write and its Idempotency-Key header; `key` answers berm.idempotency_key,
-// `chain` relays its arguments to berm.call.
-import type { ManifestData, ToolSpec } from '@berm/manifest';
+// `chain` relays its arguments to berm.call. `found` and `missing` are reconcile tools that ask the upstream
+// `GET /lookup` with the key (`{idempotency-key}`) and then answer `{"done": true, "result": <the lookup's
+// envelope>}` and `{"done": false}` whatever it said: what bermd makes of either answer is under test, not
+// how a guest reads its upstream (examples/orders does that).
+import type { JsonSchema, ManifestData, ToolSpec } from '@berm/manifest';
 import { buildImage, sampleManifest } from '../../../test/helpers/wat.js';
 
-const RELAYS = ['place', 'status', 'notify', 'confirm', 'cancel', 'plain'] as const;
+const RELAYS = ['place', 'status', 'notify', 'confirm', 'cancel', 'plain', 'settle', 'redo'] as const;
 
-const WAT = `(module
+/** `text` as a WAT string literal, every byte escaped. */
+function watBytes(text: string): string {
+  return [...Buffer.from(text)].map((b) => `\\${b.toString(16).padStart(2, '0')}`).join('');
+}
+
+const DONE = '{"ok":{"done":true,"result":';
+const NOT_DONE = '{"ok":{"done":false}}';
+
+const wat = (upstream: string): string => {
+  const lookup = JSON.stringify({ method: 'GET', url: `http://${upstream}/lookup`, headers: { 'idempotency-key': '{idempotency-key}' } });
+  return `(module
   (import "berm" "http.fetch" (func $fetch (param i32 i32) (result i64)))
   (import "berm" "call" (func $host_call (param i32 i32) (result i64)))
   (import "berm" "idempotency_key" (func $key (param i32 i32) (result i64)))
@@ -16,6 +29,10 @@ const WAT = `(module
   (data (i32.const 16) "{\\"ok\\":")
   (data (i32.const 32) "}")
   (data (i32.const 48) "{}")
+  (data (i32.const 64) "${watBytes(DONE)}")
+  (data (i32.const 96) "}}")
+  (data (i32.const 112) "${watBytes(NOT_DONE)}")
+  (data (i32.const 144) "${watBytes(lookup)}")
   (func $alloc (export "berm_alloc") (param $len i32) (result i32) (local $ptr i32) (local $end i32) (local $have i32)
     (local.set $ptr (global.get $next))
     (local.set $end (i32.add (local.get $ptr) (local.get $len)))
@@ -36,7 +53,18 @@ const WAT = `(module
 ${RELAYS.map((t) => `  (func (export "berm_tool_${t}") (param $p i32) (param $l i32) (result i64) (call $relay (call $fetch (local.get $p) (local.get $l))))`).join('\n')}
   (func (export "berm_tool_key") (param i32 i32) (result i64) (call $relay (call $key (i32.const 48) (i32.const 2))))
   (func (export "berm_tool_chain") (param $p i32) (param $l i32) (result i64) (call $relay (call $host_call (local.get $p) (local.get $l))))
+  (func (export "berm_tool_found") (param i32 i32) (result i64) (local $env i64) (local $start i32)
+    (local.set $env (call $fetch (i32.const 144) (i32.const ${Buffer.byteLength(lookup)})))
+    (local.set $start (global.get $next))
+    (call $put (i32.const 64) (i32.const ${DONE.length}))
+    (call $put (i32.wrap_i64 (i64.shr_u (local.get $env) (i64.const 32))) (i32.wrap_i64 (local.get $env)))
+    (call $put (i32.const 96) (i32.const 2))
+    (i64.or (i64.shl (i64.extend_i32_u (local.get $start)) (i64.const 32)) (i64.extend_i32_u (i32.sub (global.get $next) (local.get $start)))))
+  (func (export "berm_tool_missing") (param i32 i32) (result i64)
+    (drop (call $fetch (i32.const 144) (i32.const ${Buffer.byteLength(lookup)})))
+    (i64.or (i64.shl (i64.const 112) (i64.const 32)) (i64.const ${NOT_DONE.length})))
 )`;
+};
 
 /** The arguments every relaying tool takes: a berm.http.fetch request. */
 const request = { type: 'object' };
@@ -45,7 +73,8 @@ function tool(name: string, description: string, extra: Partial<ToolSpec> = {}):
   return { name, description, arguments: request, ...extra };
 }
 
-export function shopManifest(upstream: string): ManifestData {
+/** The shop's manifest; `foundReturns` declares the reconcile tool `found`'s returns. */
+export function shopManifest(upstream: string, foundReturns?: JsonSchema): ManifestData {
   return sampleManifest({
     description: 'Places orders upstream',
     usage: '',
@@ -60,11 +89,19 @@ export function shopManifest(upstream: string): ManifestData {
       tool('plain', 'Sends without a declared effect.'),
       tool('key', 'Answers its idempotency key.', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
       tool('chain', 'Relays its arguments to berm.call.', { effect: { kind: 'external_write', retry: 'idempotency_key' } }),
+      tool('settle', 'Places an order, reconciled by found.', {
+        effect: { kind: 'external_write', retry: 'reconcile', reconcile: 'found' },
+      }),
+      tool('redo', 'Places an order, reconciled by missing.', {
+        effect: { kind: 'external_write', retry: 'reconcile', reconcile: 'missing' },
+      }),
+      tool('found', 'Finds every order placed.', { query: true, ...(foundReturns === undefined ? {} : { returns: foundReturns }) }),
+      tool('missing', 'Finds no order placed.', { query: true }),
     ],
     deps: { programs: [], syscalls: { 'berm.http.fetch': [upstream] }, secrets: [] },
   });
 }
 
-export async function shopImage(upstream: string): Promise<Uint8Array> {
-  return buildImage(WAT, shopManifest(upstream));
+export async function shopImage(upstream: string, foundReturns?: JsonSchema): Promise<Uint8Array> {
+  return buildImage(wat(upstream), shopManifest(upstream, foundReturns));
 }

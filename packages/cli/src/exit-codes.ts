@@ -118,6 +118,7 @@ export const EXIT_CODES = {
   'grant-not-declared': EXIT.negative,
   'limit-above-daemon': EXIT.negative,
   'effect-undeclared': EXIT.negative,
+  'effect-reconcile-returns': EXIT.negative,
   // No harness by that name: undeploy's negative answer.
   'not-found': EXIT.negative,
   // A rollback with nowhere to go: no such retained image, or the one asked for is already served.

@@ -24,7 +24,12 @@ const NO_CLIENT_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface McpCall {
   tools(): Promise<Tool[]>;
-  call(name: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; events: ToolEvent[]; logs: ToolLog[] }>;
+  /** Calls `name`; `meta` goes in the request's `_meta` beside the log level asked for (an idempotency key). */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    meta?: Record<string, unknown>,
+  ): Promise<{ result: CallToolResult; events: ToolEvent[]; logs: ToolLog[] }>;
   close(): Promise<void>;
 }
 
@@ -87,12 +92,12 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
       }
       return out;
     },
-    async call(name, args) {
+    async call(name, args, meta = {}) {
       events.length = 0;
       logs.length = 0;
       try {
         const result = (await client.callTool(
-          { name, arguments: args, _meta: { [LOG_LEVEL_META_KEY]: EVERY_LEVEL } },
+          { name, arguments: args, _meta: { ...meta, [LOG_LEVEL_META_KEY]: EVERY_LEVEL } },
           { timeout: NO_CLIENT_TIMEOUT_MS },
         )) as CallToolResult;
         return { result, events: [...events], logs: [...logs] };

@@ -8,6 +8,7 @@ import {
   type HarnessDetail,
   type HarnessSummary,
   type HistoryPage,
+  type ReceiptsPage,
   type RetainedImages,
   type RollbackRequest,
   type UndeployedHarness,
@@ -23,6 +24,15 @@ export interface HistoryOptions {
   /** A previous page's `next_cursor`: the page older than it. Absent: the newest page. */
   cursor?: string;
   /** The most entries the page holds (bermd's default when absent, 50; at most 500). */
+  limit?: number;
+}
+
+export interface ReceiptsOptions {
+  /** Only the receipts of calls that sent this idempotency key. */
+  key?: string;
+  /** Each receipt with its recorded answer; without, the outcome alone. */
+  bodies?: boolean;
+  /** The most receipts answered (bermd's default when absent, 100; at most 1,000), newest first. */
   limit?: number;
 }
 
@@ -121,6 +131,18 @@ export class BermClient {
     const path = `${this.harnessPath(name)}/history${text === '' ? '' : `?${text}`}`;
     const { body } = await this.send('GET', path, [200]);
     return this.json<HistoryPage>(body, path);
+  }
+
+  /** The receipts of `name`'s external writes kept within bermd's `--receipt-retention`, newest first. */
+  async receipts(name: string, options: ReceiptsOptions = {}): Promise<ReceiptsPage> {
+    const query = new URLSearchParams();
+    if (options.key !== undefined) query.set('key', options.key);
+    if (options.bodies === true) query.set('bodies', 'true');
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    const text = query.toString();
+    const path = `${this.harnessPath(name)}/receipts${text === '' ? '' : `?${text}`}`;
+    const { body } = await this.send('GET', path, [200]);
+    return this.json<ReceiptsPage>(body, path);
   }
 
   /** What `name` serves and the images kept for it, which a rollback can go back to (most recently served first). */

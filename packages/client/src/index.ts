@@ -5,6 +5,7 @@ export {
   type BermClientOptions,
   type DeployOptions,
   type HistoryOptions,
+  type ReceiptsOptions,
   type RollbackOptions,
 } from './client.js';
 export {
@@ -35,6 +36,8 @@ export type {
   HistoryImage,
   HistoryEntry,
   HistoryPage,
+  ReceiptView,
+  ReceiptsPage,
   RetainedImage,
   RetainedImages,
   UndeployedHarness,

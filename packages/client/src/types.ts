@@ -19,6 +19,8 @@ export type {
   HistoryImage,
   HistoryEntry,
   HistoryPage,
+  ReceiptView,
+  ReceiptsPage,
   RetainedImage,
   RetainedImages,
   UndeployedHarness,

@@ -34,5 +34,9 @@ export function renderToolAnswer(answer: ToolAnswerDocument, paint: Paint): stri
   for (const l of answer.logs) {
     lines.push(`${paint.dim('log')} ${printable(l.level)} ${paint.dim(printable(`${l.harness}/${l.tool}:`))} ${printable(l.message)}`);
   }
+  if (answer.idempotency_key !== undefined) {
+    const key = `idempotency key ${printable(answer.idempotency_key)}`;
+    lines.push(paint.dim(answer.replayed === true ? `${key}: replayed, the recorded answer (the tool did not run again)` : key));
+  }
   return lines.join('\n');
 }

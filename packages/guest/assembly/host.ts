@@ -15,6 +15,10 @@ export declare function berm_log(ptr: usize, len: i32): i64;
 @external("berm", "emit")
 export declare function berm_emit(ptr: usize, len: i32): i64;
 
+// @ts-expect-error: decorator
+@external("berm", "idempotency_key")
+export declare function berm_idempotency_key(ptr: usize, len: i32): i64;
+
 // A syscall beyond the ABI's own: its dotted name is module.field, "berm" + "http.fetch".
 // @ts-expect-error: decorator
 @external("berm", "http.fetch")
@@ -32,7 +36,3 @@ export declare function berm_elicit(ptr: usize, len: i32): i64;
 // @ts-expect-error: decorator
 @external("berm", "sample")
 export declare function berm_sample(ptr: usize, len: i32): i64;
-
-// @ts-expect-error: decorator
-@external("berm", "idempotency_key")
-export declare function berm_idempotency_key(ptr: usize, len: i32): i64;

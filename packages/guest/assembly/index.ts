@@ -114,6 +114,11 @@ function sendEmit(request: string): Answer {
   return readAnswer(takeAnswer(berm_emit(changetype<usize>(bytes), bytes.byteLength)));
 }
 
+function sendIdempotencyKey(): Answer {
+  const bytes = String.UTF8.encode('{}');
+  return readAnswer(takeAnswer(berm_idempotency_key(changetype<usize>(bytes), bytes.byteLength)));
+}
+
 function sendFetch(request: string): Answer {
   const bytes = String.UTF8.encode(request);
   return readAnswer(takeAnswer(berm_http_fetch(changetype<usize>(bytes), bytes.byteLength)));
@@ -134,11 +139,6 @@ function sendSample(request: string): Answer {
   return readAnswer(takeAnswer(berm_sample(changetype<usize>(bytes), bytes.byteLength)));
 }
 
-function sendIdempotencyKey(request: string): Answer {
-  const bytes = String.UTF8.encode(request);
-  return readAnswer(takeAnswer(berm_idempotency_key(changetype<usize>(bytes), bytes.byteLength)));
-}
-
 /**
  * Calls `tool` of the deployed program `program` (this program itself, or one declared in
  * package.json's berm.deps.programs) with `args`, any value json-as serialises to an object.
@@ -155,6 +155,21 @@ export function call<A>(program: string, tool: string, args: A): Answer {
     JSON.stringify<A>(args) +
     '}';
   return sendCall(request);
+}
+
+/**
+ * The idempotency key of this call (docs/contract.md §6): the client's for a call of an `@effect
+ * external_write` tool, or one bermd made for it; a key derived from the caller's for a tool reached by
+ * `call` from such a tool. Null when the call has none (a query called on its own, `crab run`). A tool
+ * that writes upstream sends it there (a header `Idempotency-Key`, or `{idempotency-key}` in a header
+ * value, which the host fills in), so that the upstream writes once per key; a reconcile tool asks the
+ * upstream with it whether the write happened.
+ */
+export function idempotencyKey(): string | null {
+  const answer = sendIdempotencyKey();
+  if (!answer.ok) throw new Error('the host refused berm.idempotency_key: ' + answer.message);
+  if (answer.json == 'null') return null;
+  return JSON.parse<string>(answer.json);
 }
 
 /** Writes a line to the host's log at `level` (trace, debug, info, notice, warn, error, ...). False when the host refused it. */
@@ -361,11 +376,4 @@ export function elicit(message: string, requestedSchemaJson: string): Elicitatio
  */
 export function sample(paramsJson: string): Answer {
   return sendSample(paramsJson);
-}
-
-/** The call's idempotency key (an `@effect external_write` tool's), or null for a call that has none. */
-export function idempotencyKey(): string | null {
-  const answer = sendIdempotencyKey('{}');
-  if (!answer.ok || answer.json == 'null') return null;
-  return JSON.parse<string>(answer.json);
 }

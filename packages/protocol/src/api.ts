@@ -203,6 +203,38 @@ export interface UndeployedHarness {
   last: HistoryImage | null;
 }
 
+/** One receipt of an external write (`GET /harnesses/{name}/receipts`): a call of an `external_write` tool and how it ended. */
+export interface ReceiptView {
+  /** The principal that called; empty for a call of bermd's own. */
+  principal: string;
+  tool: string;
+  /** The call's idempotency key: the client's, or one bermd made (`generated`). */
+  key: string;
+  generated: boolean;
+  /** The hex SHA-256 of its arguments as canonical JSON. */
+  args_sha256: string;
+  /** `started` while it runs (or when it was abandoned), `completed` once it answered. */
+  state: 'started' | 'completed';
+  /** `ok`, `tool-error`, or `failed` (the host stopped it); null while started. */
+  outcome: 'ok' | 'tool-error' | 'failed' | null;
+  /** The error's code for `tool-error` and `failed`; else null. */
+  code: string | null;
+  started_at: string;
+  completed_at: string | null;
+  /** The replica that ran it (`--replica-name`). */
+  replica: string;
+  /** Whether the answer was kept (false when it was over the harness's result limit). */
+  answer_kept: boolean;
+  /** The answer as first given (an MCP tool result); only when asked for (`bodies=true`), null when none was kept. */
+  answer?: unknown;
+}
+
+/** `GET /harnesses/{name}/receipts`: the name's receipts kept within `--receipt-retention`, newest first. */
+export interface ReceiptsPage {
+  name: string;
+  receipts: ReceiptView[];
+}
+
 /** `GET /whoami`: the principal the request's token names, and the scopes it holds (`SCOPES`' order, then `berm:call:NAME` sorted). */
 export interface WhoAmI {
   name: string;

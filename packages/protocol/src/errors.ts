@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   'limit-above-daemon': 422,
   /** A deploy under `--require-effects` of an image that reaches outside with tools whose effect is undeclared; `tools` lists them. */
   'effect-undeclared': 422,
+  /** A deploy of an image whose reconcile tool of a `retry: "reconcile"` write declares a `returns` that cannot say `{"done": boolean, "result"?}`; `tool` and `write` name them. */
+  'effect-reconcile-returns': 422,
   /** An idempotency key that is not a string, is empty, or is longer than `--max-idempotency-key`. */
   'bad-idempotency-key': 400,
   /** A call with an idempotency key a call with other arguments used: nothing ran. */

@@ -21,6 +21,8 @@ export type {
   HistoryImage,
   HistoryEntry,
   HistoryPage,
+  ReceiptView,
+  ReceiptsPage,
   RetainedImage,
   RetainedImages,
   RollbackRequest,
@@ -85,6 +87,8 @@ export {
   type ToolLog,
   type ToolContent,
   type ToolAnswerDocument,
+  IDEMPOTENCY_KEY_META,
+  REPLAYED_META,
 } from './tool-answer.js';
 export {
   CALL_ERROR_KINDS,

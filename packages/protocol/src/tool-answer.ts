@@ -67,6 +67,11 @@ export interface ToolLog {
 /** MCP's content items as a tool result carries them. */
 export type ToolContent = { type: string; [member: string]: unknown };
 
+/** The `_meta` key a client sends an external write's idempotency key in, and bermd's answer names the key by. */
+export const IDEMPOTENCY_KEY_META = 'io.berm/idempotency-key';
+/** The `_meta` key marking an answer bermd gave from a receipt, the tool not run again. */
+export const REPLAYED_META = 'io.berm/replayed';
+
 /** What `--json` prints for a call the tool answered (an error answer included). */
 export interface ToolAnswerDocument {
   /** The structured result (MCP's `structuredContent`), or null when the answer has none. */
@@ -75,4 +80,8 @@ export interface ToolAnswerDocument {
   is_error: boolean;
   events: ToolEvent[];
   logs: ToolLog[];
+  /** The idempotency key bermd's answer names: a call of an `external_write` tool through `/mcp` only. */
+  idempotency_key?: string;
+  /** True when bermd answered from the key's receipt, the tool not run again. */
+  replayed?: boolean;
 }

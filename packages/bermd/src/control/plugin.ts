@@ -5,9 +5,9 @@
  * what every request passes first (the token) is the app's (app/).
  */
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery, type WhoAmI } from '@berm/protocol';
+import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery, type ReceiptsPage, type WhoAmI } from '@berm/protocol';
 import { apiErrorOf, drainRejectedBody, needs, refuseScope, replyWithError } from '../app/index.js';
-import { readDeployQuery, type Registry } from '../deploy/index.js';
+import { readDeployQuery, receiptView, type Receipt, type ReceiptStore, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 import type { Tracing } from '../telemetry/index.js';
 import { EventStreams } from './event-stream.js';
@@ -19,6 +19,7 @@ import {
   HARNESS_SCHEMA,
   HISTORY_SCHEMA,
   IMAGE_SCHEMA,
+  RECEIPTS_SCHEMA,
   queryError,
   type QueryRoute,
   readRollbackBody,
@@ -40,6 +41,8 @@ export interface ControlOptions {
   figures: FiguresSource;
   /** How often `GET /figures/events` may tell what moved; `FIGURES_INTERVAL_MS` when unset. */
   figuresIntervalMs?: number;
+  /** The receipts of external writes (`GET /harnesses/{name}/receipts`); a store that keeps none answers an empty list. */
+  receipts?: ReceiptStore;
 }
 
 /** How much of a too-large image is read and dropped so its sender gets the 413; past this the connection is closed. */
@@ -118,6 +121,27 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, opt
     '/harnesses/:name/history',
     { schema: HISTORY_SCHEMA, config: read },
     async (request) => registry.history(request.params.name, request.query),
+  );
+
+  // Receipts outlive an undeploy (they are kept by time), so a name need not be deployed to have some.
+  app.get<{ Params: NameParams; Querystring: { key?: string; bodies: boolean; limit: number } }>(
+    '/harnesses/:name/receipts',
+    { schema: RECEIPTS_SCHEMA, config: read },
+    async (request): Promise<ReceiptsPage> => {
+      const { name } = request.params;
+      const { key, bodies, limit } = request.query;
+      let found: Receipt[];
+      try {
+        found = (await options.receipts?.list(name, { key, limit })) ?? [];
+      } catch (e) {
+        request.log.error({ err: e, harness: name }, 'could not read receipts');
+        throw new BermdError(
+          'store-unavailable',
+          `the receipts of ${name} could not be read: the store did not answer; try again once it does`,
+        );
+      }
+      return { name, receipts: found.map((r) => receiptView(r, bodies)) };
+    },
   );
 
   app.get<{ Params: NameParams }>('/harnesses/:name/images', { schema: HARNESS_SCHEMA, config: read }, async (request) =>

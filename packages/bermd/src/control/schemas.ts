@@ -15,7 +15,7 @@ import {
   unknownParameterMessage,
   type ParsedQuery,
 } from '@berm/protocol';
-import { MAX_HISTORY_PAGE } from '../deploy/index.js';
+import { MAX_HISTORY_PAGE, MAX_RECEIPTS_PAGE, RECEIPTS_PAGE } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
 
 type AjvClass = typeof Ajv2020Module.default;
@@ -61,6 +61,25 @@ export const HISTORY_SCHEMA = {
         minimum: 1,
         maximum: MAX_HISTORY_PAGE,
         description: `a whole number of entries from 1 to ${MAX_HISTORY_PAGE}`,
+      },
+    },
+    additionalProperties: false,
+  },
+} as const;
+
+export const RECEIPTS_SCHEMA = {
+  params: NAME_PARAMS,
+  querystring: {
+    type: 'object',
+    properties: {
+      key: { type: 'string', minLength: 1, description: 'the idempotency key of the receipts to show, as the call sent it' },
+      bodies: { type: 'boolean', default: false, description: 'true to show each receipt with its recorded answer, else false' },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_RECEIPTS_PAGE,
+        default: RECEIPTS_PAGE,
+        description: `a whole number of receipts from 1 to ${MAX_RECEIPTS_PAGE}`,
       },
     },
     additionalProperties: false,

@@ -19,6 +19,7 @@ import {
   type GrantSpec,
 } from './bindings.js';
 import { checkImage, type CheckPolicy } from './checks.js';
+import { refuseUnreadableReconcile } from './reconcile-answer.js';
 
 /** What `DeployHooks.prepare` sees: an image that passed every deploy check. */
 export interface CheckedHarness {
@@ -96,6 +97,8 @@ export async function admit(
   // A restore keeps serving what was admitted before the operator asked for effects: refusing it
   // would take tools away from callers on a restart, not at a deploy anyone is watching.
   if (mode === 'deploy' && policy.requireEffects === true) refuseUndeclaredEffects(checked.manifest);
+  // At a deploy only, as above: an image admitted before this check keeps being served.
+  if (mode === 'deploy') refuseUnreadableReconcile(checked.manifest);
   if (request.grantSpecs !== undefined) bindings.grants = grantsFromSpecs(request.grantSpecs, checked.manifest);
   else if (request.grants !== undefined) bindings.grants = request.grants;
   const grants = effectiveGrants(bindings, checked.manifest);

@@ -20,6 +20,8 @@ function fileOf(id: ReceiptId): string {
 
 export class DirectoryReceipts implements ReceiptStore {
   private readonly holds = new KeyedQueue();
+  /** The harness directories made by this process: a write need not ask again. */
+  private readonly made = new Set<string>();
 
   constructor(
     readonly root: string,
@@ -40,7 +42,7 @@ export class DirectoryReceipts implements ReceiptStore {
     return this.hold(receipt, async (file) => {
       const found = await readReceipt(file);
       if (found !== null) return found;
-      await this.write(file, receipt);
+      await this.write(file, receipt, true);
       return null;
     });
   }
@@ -49,7 +51,7 @@ export class DirectoryReceipts implements ReceiptStore {
     return this.hold(next, async (file) => {
       const found = await readReceipt(file);
       if (found === null || found.attempt !== previous) return false;
-      await this.write(file, next);
+      await this.write(file, next, false);
       return true;
     });
   }
@@ -58,7 +60,7 @@ export class DirectoryReceipts implements ReceiptStore {
     return this.hold(receipt, async (file) => {
       const found = await readReceipt(file);
       if (found === null || found.attempt !== receipt.attempt) return false;
-      await this.write(file, receipt);
+      await this.write(file, receipt, false);
       return true;
     });
   }
@@ -117,11 +119,20 @@ export class DirectoryReceipts implements ReceiptStore {
     return this.holds.run(file, () => work(file));
   }
 
-  private async write(file: string, receipt: Receipt): Promise<void> {
+  /**
+   * Writes `receipt` whole over `file`. A new file's name is made durable (`fresh`: the directory synced)
+   * before the guest may run; a receipt replacing one is not, since losing that rename to a crash leaves
+   * the receipt it replaced, a started attempt, which a retry finds abandoned as it would after a crash
+   * just before the write. The content is synced either way: a rename may not outlive its data.
+   */
+  private async write(file: string, receipt: Receipt, fresh: boolean): Promise<void> {
     const dir = path.dirname(file);
-    await mkdir(dir, { recursive: true });
+    if (!this.made.has(dir)) {
+      await mkdir(dir, { recursive: true });
+      this.made.add(dir);
+    }
     await writeAtomic(file, Buffer.from(JSON.stringify(receipt)));
-    await syncDir(dir);
+    if (fresh) await syncDir(dir);
   }
 }
 

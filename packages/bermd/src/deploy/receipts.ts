@@ -10,6 +10,7 @@
  * forget receipts older than `--receipt-retention` at `prune`, by the clock they are given.
  */
 import { createHash } from 'node:crypto';
+import type { ReceiptView } from '@berm/protocol';
 
 /** Which call a receipt is for. */
 export interface ReceiptId {
@@ -93,4 +94,28 @@ export function argumentsHash(args: unknown): string {
 /** The id of `receipt`, alone. */
 export function idOf(receipt: ReceiptId): ReceiptId {
   return { principal: receipt.principal, harness: receipt.harness, tool: receipt.tool, key: receipt.key };
+}
+
+/** The most receipts `GET /harnesses/{name}/receipts` answers at once, and how many unless asked. */
+export const MAX_RECEIPTS_PAGE = 1000;
+export const RECEIPTS_PAGE = 100;
+
+/** `receipt` as the control API shows it: without the attempt (bermd's own), with its answer only when `bodies`. */
+export function receiptView(receipt: Receipt, bodies: boolean): ReceiptView {
+  const view: ReceiptView = {
+    principal: receipt.principal,
+    tool: receipt.tool,
+    key: receipt.key,
+    generated: receipt.generated,
+    args_sha256: receipt.args_sha256,
+    state: receipt.state,
+    outcome: receipt.outcome,
+    code: receipt.code,
+    started_at: receipt.started_at,
+    completed_at: receipt.completed_at,
+    replica: receipt.replica,
+    answer_kept: receipt.answer_kept,
+  };
+  if (bodies) view.answer = receipt.answer;
+  return view;
 }

@@ -15,13 +15,11 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
+import { IDEMPOTENCY_KEY_META, REPLAYED_META } from '@berm/protocol';
 import { argumentsHash, idOf, type Receipt, type ReceiptId, type ReceiptOutcome, type ReceiptStore } from '../deploy/index.js';
 import type { CallOutcome } from '../runtime/index.js';
 
-/** The `_meta` key a client sends its idempotency key in, and an external write's answer names its key by. */
-export const IDEMPOTENCY_KEY_META = 'io.berm/idempotency-key';
-/** The `_meta` key marking an answer given from a receipt, the tool not run again. */
-export const REPLAYED_META = 'io.berm/replayed';
+export { IDEMPOTENCY_KEY_META, REPLAYED_META };
 
 /** How often a call waiting on an attempt another replica runs reads its receipt again. */
 const POLL_MS = 50;

@@ -1,5 +1,6 @@
 import * as Args from '@oclif/core/args';
-import { isCallRefusal, type ToolAnswerDocument, type ToolContent } from '@berm/protocol';
+import * as Flags from '@oclif/core/flags';
+import { IDEMPOTENCY_KEY_META, isCallRefusal, REPLAYED_META, type ToolAnswerDocument, type ToolContent } from '@berm/protocol';
 import { ProtocolError, ProtocolErrorCode, type Tool } from '@modelcontextprotocol/client';
 import { BaseCommand } from '../base-command.js';
 import { callRefusal, TOOL_ERROR_EXIT_CODE, unknownTool } from '../call-answer.js';
@@ -32,7 +33,14 @@ export default class Call extends BaseCommand {
     args: Args.string({ description: 'the arguments: one JSON object, or key=value pairs', required: false }),
   };
 
-  static flags = { ...daemonFlags };
+  static flags = {
+    ...daemonFlags,
+    'idempotency-key': Flags.string({
+      description:
+        'the call\'s idempotency key, sent as _meta["io.berm/idempotency-key"]: a second call of an external_write tool with the same key and arguments is answered from its receipt, the tool not run again',
+      helpValue: 'K',
+    }),
+  };
 
   async run(): Promise<ToolAnswerDocument> {
     const { argv, flags } = await this.parse(Call);
@@ -64,7 +72,7 @@ export default class Call extends BaseCommand {
         if (listed === undefined) throw await this.notListed(mcp, url, harness, tool);
         schema = listed.inputSchema;
       }
-      answer = await this.call(mcp, url, name, harness, tool, toolArguments(rest, schema));
+      answer = await this.call(mcp, url, name, harness, tool, toolArguments(rest, schema), flags['idempotency-key']);
     } finally {
       await mcp.close();
     }
@@ -80,10 +88,11 @@ export default class Call extends BaseCommand {
     harness: string,
     tool: string,
     args: Record<string, unknown>,
+    key: string | undefined,
   ): Promise<ToolAnswerDocument> {
     let answered: Awaited<ReturnType<McpCall['call']>>;
     try {
-      answered = await mcp.call(name, args);
+      answered = await mcp.call(name, args, key === undefined ? {} : { [IDEMPOTENCY_KEY_META]: key });
     } catch (e) {
       // bermd answers a name it does not list as invalid params, deployed or not: its list says which.
       if (e instanceof ProtocolError && e.code === ProtocolErrorCode.InvalidParams && /unknown tool/i.test(e.message))
@@ -101,7 +110,17 @@ export default class Call extends BaseCommand {
         typeof failed.path === 'string' ? failed.path : undefined,
       );
     }
-    return { result: result.structuredContent ?? null, content, is_error: result.isError === true, events, logs };
+    const document: ToolAnswerDocument = {
+      result: result.structuredContent ?? null,
+      content,
+      is_error: result.isError === true,
+      events,
+      logs,
+    };
+    const given = result._meta?.[IDEMPOTENCY_KEY_META];
+    if (typeof given === 'string') document.idempotency_key = given;
+    if (result._meta?.[REPLAYED_META] === true) document.replayed = true;
+    return document;
   }
 
   /** Why `harness`'s `tool` is not listed: the harness has no such tool, or no such harness is deployed (or callable with this token). */
