@@ -171,6 +171,30 @@ describe('traces', { timeout: 60_000 }, () => {
     }
   });
 
+  it("records nothing of a call its client's unsampled trace drops, and hands its fetch the trace's context, unsampled", async () => {
+    const dropped = 'dddd0000dddd0000dddd0000dddd0000';
+    const args = { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo?dropped` } };
+    await post(d.url, modernHeaders('tools/call', 'a.call'), {
+      jsonrpc: '2.0',
+      id: 'dropped',
+      method: 'tools/call',
+      params: { name: 'a.call', arguments: args, _meta: envelope({ traceparent: `00-${dropped}-${PARENT_ID}-00` }) },
+    });
+    const seen = w.remote.seen.find((r) => r.url === '/echo?dropped');
+    expect(seen?.headers.traceparent).toMatch(new RegExp(`^00-${dropped}-[0-9a-f]{16}-00$`));
+    // A sampled call made after it: once its spans are in, any of the dropped call's would be too.
+    const kept = 'eeee0000eeee0000eeee0000eeee0000';
+    await post(d.url, modernHeaders('tools/call', 'a.call'), {
+      jsonrpc: '2.0',
+      id: 'kept',
+      method: 'tools/call',
+      params: { name: 'a.call', arguments: args, _meta: envelope({ traceparent: traceparent(kept) }) },
+    });
+    const spans = await traceWith(receiver, kept, 'tools/call a.call');
+    expect(spans.map((s) => s.name)).toEqual(expect.arrayContaining(['bermd.run a.call', 'bermd.instantiate', 'berm.call b.fetch', 'GET']));
+    expect(receiver.spans.filter((s) => s.traceId === dropped)).toEqual([]);
+  });
+
   it('prefers _meta.traceparent to the header when a request carries both', async () => {
     const traceId = 'aaaabbbbccccddddeeeeffff00001111';
     const headers = { ...modernHeaders('tools/call', 'a.call'), traceparent: traceparent(HEADER_TRACE_ID) };
@@ -213,6 +237,31 @@ describe('traces', { timeout: 60_000 }, () => {
     const unknown = one(await traceWith(receiver, unknownId, 'tools/call nobody.here'), 'tools/call nobody.here');
     expect(unknown.attributes['error.type']).toBe('-32602');
     expect(unknown.status.code).toBe(2);
+  });
+
+  it('marks a tool error and a JSON-RPC error on a 2025 session as on 2026-07-28, the result recorded as answered', async () => {
+    await deploy(
+      d.url,
+      'g',
+      await harnessImage(manifestWithTools(['fail']), { tools: { fail: { kind: 'const', envelope: { error: 'no' } } } }),
+    );
+    const traceId = '2025aaaa2025bbbb2025cccc2025dddd';
+    const c = await connect(d.url, { traceparent: traceparent(traceId) });
+    try {
+      const result = await c.client.callTool({ name: 'g.fail', arguments: { query: 'x' } });
+      expect(result.isError).toBe(true);
+      await expect(c.client.callTool({ name: 'nobody.there', arguments: {} })).rejects.toThrow(/nobody\.there/);
+      const failed = one(await traceWith(receiver, traceId, 'tools/call g.fail'), 'tools/call g.fail');
+      expect(failed.attributes['error.type']).toBe('tool_error');
+      expect(failed.status.code).toBe(2);
+      expect(failed.status.message).toContain('no');
+      expect(JSON.parse(String(failed.attributes['gen_ai.tool.call.result']))).toEqual(result);
+      const unknown = one(await traceWith(receiver, traceId, 'tools/call nobody.there'), 'tools/call nobody.there');
+      expect(unknown.attributes['error.type']).toBe('-32602');
+      expect(unknown.status.code).toBe(2);
+    } finally {
+      await c.close();
+    }
   });
 
   it('records arguments and results when asked, and never a secret value', async () => {

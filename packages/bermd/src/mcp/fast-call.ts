@@ -37,6 +37,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { keepAlive } from '../app/index.js';
 import { type Caller, Stop } from '../runtime/index.js';
+import type { McpRequestTrace } from '../telemetry/index.js';
 import type { Generation } from './catalog.js';
 import { callTool, type EventMessage, isLoggingLevel, type McpCore, type SessionState, serverInfo } from './server.js';
 
@@ -300,13 +301,17 @@ function abortOnClose(res: ServerResponse): { controller: Stop; release(): void 
   return { controller, release: () => res.off('close', onClose) };
 }
 
-/** Answers `call` on a 2025 session on `res`, for `caller`. Never rejects: a failure becomes a JSON-RPC error on the wire. */
+/**
+ * Answers `call` on a 2025 session on `res`, for `caller`, telling `trace` (the request's span, when traced)
+ * the message it answers. Never rejects: a failure becomes a JSON-RPC error on the wire.
+ */
 export async function answerFastCall(
   core: McpCore,
   session: FastCallSession,
   call: FastCallRequest,
   res: ServerResponse,
   caller: Caller,
+  trace?: McpRequestTrace,
 ): Promise<void> {
   const headers: Record<string, string> = { ...SSE_HEADERS };
   if (session.id !== undefined) headers['mcp-session-id'] = session.id;
@@ -346,15 +351,25 @@ export async function answerFastCall(
   // A call its client cancelled, or whose session ended, gets no response (MCP's cancellation: the SDK's
   // server sends none either); its stream just ends.
   if (controller.aborted) write('', true);
-  else write(frame(message), true);
+  else {
+    if (!res.destroyed) trace?.answered(message);
+    write(frame(message), true);
+  }
 }
 
 /**
  * Answers a 2026-07-28 `call` on `res`, as the SDK's handler does in its `auto` response mode: one
  * JSON body, unless an event the request asked for comes before the result, which turns the answer
- * into an SSE stream (with the SDK's keep-alive comments from then on). Runs it for `caller`. Never rejects.
+ * into an SSE stream (with the SDK's keep-alive comments from then on). Runs it for `caller`, telling
+ * `trace` (the request's span, when traced) the message it answers. Never rejects.
  */
-export async function answerModernFastCall(core: McpCore, call: ModernFastCallRequest, res: ServerResponse, caller: Caller): Promise<void> {
+export async function answerModernFastCall(
+  core: McpCore,
+  call: ModernFastCallRequest,
+  res: ServerResponse,
+  caller: Caller,
+  trace?: McpRequestTrace,
+): Promise<void> {
   const { controller, release } = abortOnClose(res);
   let keeping: NodeJS.Timeout | undefined;
   const stream = (text: string): void => {
@@ -387,6 +402,7 @@ export async function answerModernFastCall(core: McpCore, call: ModernFastCallRe
     res.end();
     return;
   }
+  trace?.answered(message);
   if (res.headersSent) {
     res.end(frame(message));
     return;

@@ -201,11 +201,22 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         request: request.raw,
         body,
         res: reply.raw,
+        trace: traced,
       };
     } else {
       const refused = refuseCall(request, reply, body, started);
       if (refused !== undefined) return refused;
-      exchange = { generation: 'modern', core: sessions.core, caller, stateless, route, request: request.raw, body, res: reply.raw };
+      exchange = {
+        generation: 'modern',
+        core: sessions.core,
+        caller,
+        stateless,
+        route,
+        request: request.raw,
+        body,
+        res: reply.raw,
+        trace: traced,
+      };
     }
 
     reply.hijack();

@@ -199,7 +199,7 @@ export async function callTool(
   const limits = tool.write === undefined ? undefined : core.limitsOf?.(tool.harness);
   if (tool.write === undefined || core.receipts === undefined || limits === undefined) {
     const { outcome, result } = await runTool(core, state, generation, tool, args, channel);
-    core.metrics?.operationEnded('tools/call', seconds(started), name, 'error' in outcome ? 'tool_error' : undefined);
+    core.metrics?.operationEnded('tools/call', seconds(started), tool, 'error' in outcome ? 'tool_error' : undefined);
     return result;
   }
   const { write } = tool;
@@ -221,7 +221,7 @@ export async function callTool(
       reconcile === undefined ? undefined : async (key) => (await runTool(core, state, generation, reconcile, args, channel, key)).outcome,
     render: (outcome) => toolResult(tool, outcome, generation),
   });
-  core.metrics?.operationEnded('tools/call', seconds(started), name, result.isError === true ? 'tool_error' : undefined);
+  core.metrics?.operationEnded('tools/call', seconds(started), tool, result.isError === true ? 'tool_error' : undefined);
   return result;
 }
 
@@ -292,7 +292,7 @@ export function recordRefusal(core: McpCore, name: string, started: number): voi
   core.figures?.callEnded(tool?.harness, tool?.tool, 'insufficient-scope');
   if (core.metrics === undefined) return;
   core.metrics.callEnded(tool?.harness, tool?.tool, 'insufficient-scope');
-  core.metrics.operationEnded('tools/call', seconds(started), tool === undefined ? undefined : name, String(REFUSED_CODE));
+  core.metrics.operationEnded('tools/call', seconds(started), tool, String(REFUSED_CODE));
 }
 
 /** Seconds since `started` (a `performance.now()`). */

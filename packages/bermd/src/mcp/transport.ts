@@ -19,6 +19,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import type { Caller } from '../runtime/index.js';
+import type { McpRequestTrace } from '../telemetry/index.js';
 import { authInfoOf } from './access.js';
 import { answerFastCall, answerModernFastCall, fastCallOf, modernFastCallOf } from './fast-call.js';
 import { answerFastList, answerModernFastList, fastListOf, modernFastListOf } from './fast-list.js';
@@ -35,6 +36,8 @@ interface Exchange {
   /** The parsed JSON-RPC body of a POST; undefined for GET and DELETE. */
   body: unknown;
   res: ServerResponse;
+  /** The request's span when it is traced: an answerer that builds the answer's message tells it so. */
+  trace?: McpRequestTrace;
 }
 
 /** A 2025-era request, whose session is known. */
@@ -68,14 +71,14 @@ function asks(core: McpExchange['core'], name: string): boolean {
 export const fastCall: McpAnswerer = {
   name: 'fast-call',
   answer(exchange) {
-    const { core, caller, request, body, res } = exchange;
+    const { core, caller, request, body, res, trace } = exchange;
     if (exchange.generation === 'modern') {
       const call = modernFastCallOf(exchange.route, request.headers);
-      return call === undefined || asks(core, call.name) ? undefined : answerModernFastCall(core, call, res, caller);
+      return call === undefined || asks(core, call.name) ? undefined : answerModernFastCall(core, call, res, caller, trace);
     }
     if (request.method !== 'POST' || exchange.fresh) return undefined;
     const call = fastCallOf(body, request.headers);
-    return call === undefined || asks(core, call.name) ? undefined : answerFastCall(core, exchange.session, call, res, caller);
+    return call === undefined || asks(core, call.name) ? undefined : answerFastCall(core, exchange.session, call, res, caller, trace);
   },
 };
 

@@ -36,6 +36,11 @@ export interface Caller {
  * worker shares no trace context with the main thread. A call without one does no tracing work at all.
  */
 export interface CallTrace {
+  /**
+   * Whether what the call does is recorded. False when its trace was not sampled: the call tells nothing
+   * of its steps (its worker posts no times for it), and only its context goes on, to what it sends.
+   */
+  readonly sampled: boolean;
   /** It got a worker at `at`, having waited since the trace was made. */
   started(at: number): void;
   /** An instance of `harness` was made for `tool` at `depth` (0: the called tool) between `from` and `to`. */
@@ -177,7 +182,7 @@ export class Call {
       args,
       programs,
       limits: { maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },
-      traced: options.trace === undefined ? undefined : true,
+      traced: options.trace?.sampled === true ? true : undefined,
       // The worker runs the whole chain on its own thread and cannot ask the caller, so what it may not
       // reach travels with the task; a harness that does not import berm.call reaches nothing.
       barred: entry.callsOthers ? barredOf(programs, options.caller) : undefined,

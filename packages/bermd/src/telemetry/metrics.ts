@@ -4,8 +4,8 @@
  * caller passes undefined otherwise), an outcome, an action, an MCP method from a fixed list; never
  * arguments, session ids or principals, which would make a series per caller.
  */
-import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
-import { methodLabel } from './mcp-methods.js';
+import type { Counter, Histogram, Meter } from '@opentelemetry/api';
+import { LabelSets, type ListedTool } from './label-sets.js';
 import { outcomeOf } from './outcomes.js';
 
 /** The semantic conventions' advice for MCP durations (seconds). */
@@ -41,8 +41,7 @@ export class BermdMetrics {
   private readonly gateRefusals: Counter;
   private readonly secretsReloads: Counter;
   /** Attribute sets made once per label combination: the call path allocates none once warm. */
-  private readonly callLabels = new Map<string, Attributes>();
-  private readonly harnessLabels = new Map<string, Attributes>();
+  private readonly labels = new LabelSets();
 
   constructor(meter: Meter, sources: GaugeSources) {
     this.operation = meter.createHistogram('mcp.server.operation.duration', {
@@ -100,7 +99,7 @@ export class BermdMetrics {
     meter.addBatchObservableCallback(
       (result) => {
         result.observe(workers, sources.workersBusy());
-        for (const [harness, depth] of sources.queueDepths()) result.observe(queue, depth, this.harness(harness));
+        for (const [harness, depth] of sources.queueDepths()) result.observe(queue, depth, this.labels.harness(harness));
         result.observe(sessions, sources.sessions());
         const open = sources.streams();
         result.observe(streams, open.session, { kind: 'session' });
@@ -125,31 +124,19 @@ export class BermdMetrics {
     waitSeconds?: number,
     runSeconds?: number,
   ): void {
-    const outcome = outcomeOf(code);
-    const key = `${harness ?? ''}\u0000${tool ?? ''}\u0000${outcome}`;
-    let labels = this.callLabels.get(key);
-    if (labels === undefined) {
-      labels = { outcome };
-      if (harness !== undefined) labels.harness = harness;
-      if (tool !== undefined) labels.tool = tool;
-      this.callLabels.set(key, labels);
-    }
-    this.calls.add(1, labels);
+    this.calls.add(1, this.labels.call(harness, tool, outcomeOf(code)));
     if (harness === undefined) return;
-    if (waitSeconds !== undefined) this.queueWait.record(waitSeconds, this.harness(harness));
-    if (runSeconds !== undefined) this.runTime.record(runSeconds, this.harness(harness));
+    if (waitSeconds !== undefined) this.queueWait.record(waitSeconds, this.labels.harness(harness));
+    if (runSeconds !== undefined) this.runTime.record(runSeconds, this.labels.harness(harness));
   }
 
   /**
-   * An MCP request was answered after `seconds`. `tool` is the MCP tool name of a `tools/call` when it is
-   * listed; `error` the semantic conventions' `error.type` when it failed (a JSON-RPC error code, an HTTP
-   * status, or `tool_error`).
+   * An MCP request was answered after `seconds`. `tool` is the tool of a `tools/call` when it is listed
+   * (its MCP name and harness); `error` the semantic conventions' `error.type` when it failed (a JSON-RPC
+   * error code, an HTTP status, or `tool_error`).
    */
-  operationEnded(method: unknown, seconds: number, tool?: string, error?: string): void {
-    const labels: Attributes = { 'mcp.method.name': methodLabel(method) };
-    if (tool !== undefined) labels['gen_ai.tool.name'] = tool;
-    if (error !== undefined) labels['error.type'] = error;
-    this.operation.record(seconds, labels);
+  operationEnded(method: unknown, seconds: number, tool?: ListedTool, error?: string): void {
+    this.operation.record(seconds, tool === undefined ? this.labels.request(method, error) : this.labels.toolCall(tool, error));
   }
 
   /** A 2025 session ended after `seconds`. */
@@ -171,13 +158,6 @@ export class BermdMetrics {
 
   /** Forgets the label sets of a name no longer deployed, so names that come and go leave nothing here. */
   forget(harness: string): void {
-    this.harnessLabels.delete(harness);
-    for (const [key, labels] of this.callLabels) if (labels.harness === harness) this.callLabels.delete(key);
-  }
-
-  private harness(name: string): Attributes {
-    let labels = this.harnessLabels.get(name);
-    if (labels === undefined) this.harnessLabels.set(name, (labels = { harness: name }));
-    return labels;
+    this.labels.forget(harness);
   }
 }

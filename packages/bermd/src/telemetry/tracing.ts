@@ -146,6 +146,11 @@ export interface McpRequestTrace {
   run<T>(fn: () => T): T;
   /** The 2025 session the request belongs to, once known. */
   session(id: string | undefined): void;
+  /**
+   * The JSON-RPC message answering the request, told by an answerer that builds it (the fast path) before
+   * writing it: the span reads its outcome from it, and what is written is neither kept nor parsed again.
+   */
+  answered(message: unknown): void;
 }
 
 export class Tracing {
@@ -215,18 +220,33 @@ export class Tracing {
     const parent = parentOf(headers, meta);
     const span = this.tracer.startSpan(tool === undefined ? method : `${method} ${tool}`, { kind: SpanKind.SERVER, attributes }, parent);
     const ctx = trace.setSpan(parent, span);
-    this.readBack(res, (status, text, type) => this.endMcp(span, id, status, text, type, tool !== undefined));
+    let told: unknown;
+    this.readBack(
+      res,
+      () => told !== undefined,
+      (status, text, type) => this.endMcp(span, id, status, told === undefined ? messagesOf(text, type) : [told], tool !== undefined),
+    );
     return {
       run: (fn) => context.with(ctx, fn),
       session: (sessionId) => {
         if (sessionId !== undefined) span.setAttribute(MCP_SESSION, sessionId);
       },
+      answered: (message) => {
+        told = message;
+      },
     };
   }
 
-  /** What a tool call made now, in the current context (an MCP request's span), tells its trace through. */
-  callTrace(harness: string, tool: string): CallSpans {
-    return new CallSpans(this.tracer, context.active(), harness, tool, this.redact);
+  /**
+   * What a tool call made now, in the current context (an MCP request's span), tells its trace through.
+   * Under a span its sampler dropped, the call is dropped too, and makes no span at all: every sampler
+   * bermd offers decides a child as it decided its parent (by the parent's flag, or by the trace id they
+   * share), so each of its spans would be made only to be dropped, with the worker's times posted for them.
+   */
+  callTrace(harness: string, tool: string): CallSpans | UnsampledCall {
+    const parent = context.active();
+    if (trace.getSpan(parent)?.isRecording() === false) return new UnsampledCall(this.tracer, parent, this.redact);
+    return new CallSpans(this.tracer, parent, harness, tool, this.redact);
   }
 
   /** Runs `fn` as the phase `name` of the current deploy (a child of the current span). */
@@ -275,12 +295,15 @@ export class Tracing {
     await this.provider.shutdown().catch(() => {});
   }
 
-  /** Calls `done` once `res` is sent (or cut), with its status and what was written of its body, up to a bound. */
-  private readBack(res: ServerResponse, done: (status: number, text: string, type: string) => void): void {
+  /**
+   * Calls `done` once `res` is sent (or cut), with its status and what was written of its body, up to a
+   * bound; nothing more is kept once `told` says the answer was handed over as a message.
+   */
+  private readBack(res: ServerResponse, told: () => boolean, done: (status: number, text: string, type: string) => void): void {
     const chunks: Buffer[] = [];
     let size = 0;
     const keep = (chunk: unknown, encoding?: unknown) => {
-      if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK) return;
+      if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK || told()) return;
       const buffer = Buffer.isBuffer(chunk)
         ? chunk
         : typeof chunk === 'string'
@@ -303,6 +326,7 @@ export class Tracing {
     const finish = () => {
       if (ended) return;
       ended = true;
+      if (told()) return done(res.statusCode, '', '');
       const type = String(res.getHeader('content-type') ?? '');
       done(res.statusCode, size > MAX_READ_BACK ? '' : Buffer.concat(chunks).toString('utf8'), type);
     };
@@ -310,10 +334,11 @@ export class Tracing {
     res.once('close', finish);
   }
 
-  private endMcp(span: Span, id: string | number, status: number, text: string, type: string, isCall: boolean): void {
+  /** Ends the request's span, its outcome read from the `messages` of its answer (the one with the request's `id`). */
+  private endMcp(span: Span, id: string | number, status: number, messages: readonly unknown[], isCall: boolean): void {
     let errorType: string | undefined;
     let message: string | undefined;
-    for (const m of messagesOf(text, type)) {
+    for (const m of messages) {
       if (!isObject(m) || m.id !== id) continue;
       if (isObject(m.error)) {
         errorType = String(m.error.code);
@@ -343,6 +368,7 @@ export class Tracing {
  * messages, so these are made on the main thread, in order, with the worker's clock.
  */
 export class CallSpans {
+  readonly sampled = true;
   private readonly made = Date.now();
   private run?: Span;
   /** The nested calls open now, innermost last; the run's context below them. */
@@ -428,6 +454,30 @@ export class CallSpans {
 
   private current(): Context {
     return this.open.length === 0 ? this.runCtx : this.open[this.open.length - 1]!.ctx;
+  }
+}
+
+/**
+ * A tool call whose trace was not sampled: nothing of it is recorded, and what a guest sends still
+ * carries the trace's context (unsampled), as the request's own span would hand it on.
+ */
+export class UnsampledCall {
+  readonly sampled = false;
+
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly parent: Context,
+    private readonly redact: (text: string) => string,
+  ) {}
+
+  started(): void {}
+  instantiated(): void {}
+  entered(): void {}
+  left(): void {}
+  ended(): void {}
+
+  host(name: string): HostSpan {
+    return new HostSpan(this.tracer, this.parent, name, this.redact);
   }
 }
 
