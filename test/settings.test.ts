@@ -50,6 +50,7 @@ beforeAll(async () => {
     'allowed-host': 'proxy.example.test',
     'log-level': 'debug',
     'tool-separator': '_',
+    'resource-uris': 'harness-scheme',
     serve: 'berm.http.fetch',
     'http-proxy': 'http://proxy.internal:3128/',
     resolve: 'api.example.com:443:127.0.0.1',

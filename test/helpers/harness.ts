@@ -13,7 +13,11 @@ export type ToolBehaviour =
   /** Traps. */
   | { kind: 'trap' }
   /** A hand-written body over `(param $ptr i32) (param $len i32) (result i64)`; `$alloc` and `$pack` are in scope. */
-  | { kind: 'wat'; body: string };
+  | { kind: 'wat'; body: string }
+  /** Answers `before`, the bytes it was given, then `after`: its input inside an envelope written around it. */
+  | { kind: 'wrap'; before: string; after: string }
+  /** Makes the host call imported at `import` (an index of `imports`) with `request`, and answers what the host answered. */
+  | { kind: 'relay'; import: number; request: unknown };
 
 export interface ImportSpec {
   /** Dotted host-call name, `module.field`. */
@@ -33,6 +37,8 @@ export interface HarnessOptions {
   imports?: ImportSpec[];
   /** Behaviour per tool name; tools not listed echo. */
   tools?: Record<string, ToolBehaviour>;
+  /** Exports beyond the tools' (`berm_prompt_<name>`, `berm_resource_read`, `berm_complete`), each with the tools' signature. */
+  exports?: Record<string, ToolBehaviour>;
   /** Module fields appended as written (e.g. `(global (export "memory") i32 (i32.const 0))`). */
   extraWat?: string;
   /** Bytes of filler in a custom section named `pad`, to make large images; `padSeed` varies the filler. */
@@ -88,8 +94,7 @@ export function harnessWat(manifest: ManifestData, options: HarnessOptions = {})
   };
   const okPrefix = constant('{"ok":');
 
-  const toolBodies = manifest.tools.map((tool) => {
-    const behaviour = options.tools?.[tool.name] ?? { kind: 'echo' };
+  const bodyOf = (behaviour: ToolBehaviour): string => {
     switch (behaviour.kind) {
       case 'echo':
         return `
@@ -107,8 +112,26 @@ export function harnessWat(manifest: ManifestData, options: HarnessOptions = {})
         return '\n    (unreachable)';
       case 'wat':
         return `\n    ${behaviour.body}`;
+      case 'wrap': {
+        const before = constant(behaviour.before);
+        const after = constant(behaviour.after);
+        const total = `(i32.add (local.get $len) (i32.const ${before.len + after.len}))`;
+        return `
+    (local $out i32)
+    (local.set $out (call $alloc ${total}))
+    (memory.copy (local.get $out) (i32.const ${before.at}) (i32.const ${before.len}))
+    (memory.copy (i32.add (local.get $out) (i32.const ${before.len})) (local.get $ptr) (local.get $len))
+    (memory.copy (i32.add (local.get $out) (i32.add (local.get $len) (i32.const ${before.len}))) (i32.const ${after.at}) (i32.const ${after.len}))
+    (call $pack (local.get $out) ${total})`;
+      }
+      case 'relay': {
+        const c = constant(JSON.stringify(behaviour.request));
+        return `\n    (call $import${behaviour.import} (i32.const ${c.at}) (i32.const ${c.len}))`;
+      }
     }
-  });
+  };
+  const toolBodies = manifest.tools.map((tool) => bodyOf(options.tools?.[tool.name] ?? { kind: 'echo' }));
+  const extraBodies = Object.entries(options.exports ?? {}).map(([name, behaviour]) => [name, bodyOf(behaviour)] as const);
   const heapStart = Math.max(1024, (next + 1023) & ~1023);
 
   lines.push(`  (memory $memory${omit.has('memory') ? '' : ' (export "memory")'} ${Math.max(1, Math.ceil((heapStart + 1) / 65536))})`);
@@ -147,6 +170,7 @@ export function harnessWat(manifest: ManifestData, options: HarnessOptions = {})
   manifest.tools.forEach((tool, i) => {
     exported(`berm_tool_${tool.name}`, '(param $ptr i32) (param $len i32)', '(result i64)', toolBodies[i]!);
   });
+  for (const [name, body] of extraBodies) exported(name, '(param $ptr i32) (param $len i32)', '(result i64)', body);
 
   if (options.extraWat) lines.push(`  ${options.extraWat}`);
   lines.push(')');

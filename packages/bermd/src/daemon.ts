@@ -207,6 +207,9 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       figures.callEnded(harness, tool, code, waited, ran);
       metrics?.callEnded(harness, tool, code, waited, ran);
     },
+    onResourceUpdated: (harness, path) => {
+      sessions?.publishResourceUpdate(harness, path);
+    },
     maxCallDepth: config.maxCallDepth,
     maxQueue: config.maxQueue,
     threads: config.workers === undefined ? undefined : { max: config.workers },
@@ -316,6 +319,8 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   const core: McpCore = {
     catalog,
     call: (harness, tool, args, options) => toolRunner.call(harness, tool, args, options),
+    runExport: (harness, exportName, request, options) => toolRunner.runExport(harness, exportName, request, options),
+    resourceUris: config.resourceUris === 'harness-scheme' ? 'harness-scheme' : 'berm',
     recordUse: (harness, use) => opened.recordUse(harness, use),
     logger,
     version,
@@ -339,6 +344,10 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
   sessions = mcpSessions;
   const mcpStateless = new StatelessMcp(core, { maxListens: config.maxListens });
   stateless = mcpStateless;
+  mcpSessions.fanOutResource = (harness, path) => {
+    mcpSessions.resourceUpdated(harness, path);
+    mcpStateless.resourceUpdated(harness, path);
+  };
   opened.onChange((event) => {
     // Whose lists changed: the harness itself, and any whose listing its change touched (the catalog's).
     const changed = catalog.takeChanged().add(event.name);

@@ -196,6 +196,9 @@ export async function parseOptions(argv: string[], env: NodeJS.ProcessEnv = proc
     throw new OptionsError(
       `--replica-name ${JSON.stringify(plain.replicaName)}: give a name that tells this bermd from its replicas, or leave the flag out for the host name and process id`,
     );
+  const resourceUris = plain.resourceUris as string;
+  if (resourceUris !== 'berm' && resourceUris !== 'harness-scheme')
+    throw new OptionsError(`--resource-uris ${JSON.stringify(resourceUris)}: use berm or harness-scheme`);
   const toolSeparator = plain.toolSeparator as string;
   if (!TOOL_SEPARATOR.test(toolSeparator))
     throw new OptionsError(`--tool-separator ${JSON.stringify(toolSeparator)}: use 1 to 8 of the characters . _ - /`);

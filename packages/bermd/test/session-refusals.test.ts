@@ -39,6 +39,7 @@ class CountingRecords implements SessionRecords {
     this.rows.delete(key);
   }
   async cancel(): Promise<void> {}
+  async resourceUpdated(): Promise<void> {}
   async prune(): Promise<number> {
     return 0;
   }

@@ -72,6 +72,9 @@ export const EXIT_CODES = {
   'effect-reconcile-missing': EXIT.badInput,
   'effect-reconcile-arguments': EXIT.badInput,
   'effect-on-query': EXIT.badInput,
+  'resource-path-invalid': EXIT.badInput,
+  'resource-template-invalid': EXIT.badInput,
+  'resource-path-reserved': EXIT.badInput,
   // ...what the command line itself rejects before reading anything.
   'file-not-found': EXIT.badInput,
   'is-a-directory': EXIT.badInput,

@@ -182,3 +182,42 @@ describe('content breaks in every format', () => {
     }
   });
 });
+
+describe('prompt and resource breaks in every format', () => {
+  const manifest = (parts: Partial<ManifestData>): ManifestData => ({
+    abi_version: 1,
+    version: '',
+    description: '',
+    homepage: '',
+    repository: '',
+    readme: '',
+    usage: '',
+    tools: [],
+    events: [],
+    deps: { programs: [], syscalls: {}, secrets: [] },
+    ...parts,
+  });
+  const found = breaks(
+    manifest({
+      prompts: [
+        { name: 'greet', description: '', arguments: [{ name: 'who', description: '' }] },
+        { name: 'gone', description: '', arguments: [] },
+      ],
+      resource_templates: [{ path: 'items/{id}', name: 'Item', description: '' }],
+    }),
+    manifest({ prompts: [{ name: 'greet', description: '', arguments: [{ name: 'who', description: '', required: true }] }] }),
+  );
+
+  it('carries prompt-argument-required, prompt-removed and resource-removed with what they concern', () => {
+    expect(JSON.parse(formatBreaksJson(found)).map((b: Break) => [b.code, b.prompt ?? b.resource, b.path])).toEqual([
+      ['prompt-argument-required', 'greet', '/arguments/0'],
+      ['prompt-removed', 'gone', ''],
+      ['resource-removed', 'items/{id}', ''],
+    ]);
+    for (const text of [formatBreaksText(found), formatBreaksGithub(found), formatBreaksMarkdown(found)]) {
+      for (const code of ['prompt-argument-required', 'prompt-removed', 'resource-removed']) expect(text).toContain(code);
+      expect(text).toMatch(/prompt `?greet/);
+      expect(text).toMatch(/resource `?items\/\{id\}/);
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { ABI_VERSION, effectOf, reachesOutside, type EventSpec, type ManifestDat
 import { plain, type Paint } from './paint.js';
 import { printable, printableDeep } from './printable.js';
 import { renderArguments, renderSchema } from './schema.js';
+import { renderSurface } from './surface.js';
 
 export interface ManifestView {
   /** What the manifest is called on the name line: the image's file name. */
@@ -41,6 +42,7 @@ export function renderManifest(data: ManifestData, view: ManifestView): string {
 
   out.push('', heading('Events', manifest.events.length, paint));
   for (const event of manifest.events) out.push(...renderEvent(event, paint));
+  out.push(...renderSurface(manifest, paint, (title, count) => heading(title, count, paint)));
 
   out.push('', paint.bold('Deps'));
   const deps = renderDeps(manifest, view.deployed, paint);

@@ -54,6 +54,18 @@ export function __berm_ok_void(): i64 {
   return answer('{"ok":null' + takeContent() + '}');
 }
 
+/** A prompt's arguments: the `arguments` member of what the host wrote (`{"arguments": {...}}`), parsed. */
+export function __berm_prompt_args<T>(ptr: usize, len: i32): T {
+  const request = JSON.parse<JSON.Obj>(takeText(ptr, len));
+  const args = request.get('arguments');
+  return JSON.parse<T>(args === null ? '{}' : args.toString());
+}
+
+/** A prompt rendered as one user message holding `text`. */
+export function __berm_prompt_text(text: string): i64 {
+  return answer('{"ok":{"messages":[{"role":"user","content":{"type":"text","text":' + JSON.stringify<string>(text) + '}}]}}');
+}
+
 /** {"error": message}, for the abort that unwound the call. */
 export function __berm_abort_result(): i64 {
   dropContent();

@@ -19,6 +19,11 @@ export declare function berm_emit(ptr: usize, len: i32): i64;
 @external("berm", "idempotency_key")
 export declare function berm_idempotency_key(ptr: usize, len: i32): i64;
 
+// A syscall beyond the ABI's own, served by every bermd to a harness declaring it.
+// @ts-expect-error: decorator
+@external("berm", "resource_updated")
+export declare function berm_resource_updated(ptr: usize, len: i32): i64;
+
 // A syscall beyond the ABI's own: its dotted name is module.field, "berm" + "http.fetch".
 // @ts-expect-error: decorator
 @external("berm", "http.fetch")

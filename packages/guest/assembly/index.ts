@@ -9,12 +9,22 @@ import {
   berm_idempotency_key,
   berm_log,
   berm_progress,
+  berm_resource_updated,
   berm_sample,
 } from './host';
 
 export { Content, content } from './content';
 
-export { berm_alloc, __berm_args, __berm_no_args, __berm_ok, __berm_ok_void, __berm_abort_result } from './abi';
+export {
+  berm_alloc,
+  __berm_args,
+  __berm_no_args,
+  __berm_ok,
+  __berm_ok_void,
+  __berm_abort_result,
+  __berm_prompt_args,
+  __berm_prompt_text,
+} from './abi';
 
 /** How a host call ended (docs/contract.md §4). */
 export enum Outcome {
@@ -109,6 +119,11 @@ function sendLog(request: string): Answer {
   return readAnswer(takeAnswer(berm_log(changetype<usize>(bytes), bytes.byteLength)));
 }
 
+function sendResourceUpdated(request: string): Answer {
+  const bytes = String.UTF8.encode(request);
+  return readAnswer(takeAnswer(berm_resource_updated(changetype<usize>(bytes), bytes.byteLength)));
+}
+
 function sendEmit(request: string): Answer {
   const bytes = String.UTF8.encode(request);
   return readAnswer(takeAnswer(berm_emit(changetype<usize>(bytes), bytes.byteLength)));
@@ -175,6 +190,15 @@ export function idempotencyKey(): string | null {
 /** Writes a line to the host's log at `level` (trace, debug, info, notice, warn, error, ...). False when the host refused it. */
 export function log(message: string, level: string = 'info'): bool {
   return sendLog('{"level":' + JSON.stringify<string>(level) + ',"message":' + JSON.stringify<string>(message) + '}').ok;
+}
+
+/**
+ * Tells the clients subscribed to this program's resource at `path` (a declared path, or one a declared
+ * template matches) that it changed. Needs `"berm.resource_updated": []` in package.json's
+ * berm.deps.syscalls. False when the host refused it (a path the program does not declare).
+ */
+export function resourceUpdated(path: string): bool {
+  return sendResourceUpdated('{"path":' + JSON.stringify<string>(path) + '}').ok;
 }
 
 /** Event names: the class name in snake_case, `RainStarted` → `rain_started`, `HTTPError` → `http_error`. */

@@ -19,7 +19,13 @@ export type ManifestErrorCode =
   /** A reconcile tool whose arguments schema is not the write's. */
   | 'effect-reconcile-arguments'
   /** A query tool declaring an effect other than `none`. */
-  | 'effect-on-query';
+  | 'effect-on-query'
+  /** A resource path that is not a relative URI path. */
+  | 'resource-path-invalid'
+  /** A resource template that is not an RFC 6570 level-1 template, or completes a variable it lacks. */
+  | 'resource-template-invalid'
+  /** A resource declared at `usage`, where the host serves the harness's usage. */
+  | 'resource-path-reserved';
 
 export interface ErrorLocation {
   /** Byte offset: in the file for framing errors, in the `.berm.abi` stream for record errors. */

@@ -15,6 +15,10 @@ export {
   type EventSpec,
   type Deps,
   type ManifestData,
+  type PromptSpec,
+  type PromptArgumentSpec,
+  type ResourceSpec,
+  type ResourceTemplateSpec,
 } from './types.js';
 export { readManifestFile, readManifestSource } from './file.js';
 export type { ByteSource } from './source.js';
@@ -24,3 +28,13 @@ export { escapeRawControls } from './json-text.js';
 export { readU32, readU64, encodeU32 } from './leb128.js';
 export { moduleSections, sectionFrame, customSectionName, MAX_SECTION_HEADER, type SectionFrame } from './wasm-sections.js';
 export { effectOf, checkEffects, reachesOutside, undeclaredEffects, OUTBOUND_SYSCALLS } from './effects.js';
+export { checkPrompts } from './prompts.js';
+export {
+  checkResources,
+  isResourcePath,
+  matchTemplate,
+  parseTemplate,
+  templateVariables,
+  USAGE_PATH,
+  type TemplatePart,
+} from './resources.js';

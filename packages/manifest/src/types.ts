@@ -69,6 +69,44 @@ export interface ManifestData {
   tools: ToolSpec[];
   events: EventSpec[];
   deps: Deps;
+  /** Prompt templates the program renders (`berm_prompt_{name}`); absent: none. */
+  prompts?: PromptSpec[];
+  /** Resources at fixed paths, read through `berm_resource_read`; absent: none. */
+  resources?: ResourceSpec[];
+  /** Resources at paths matching an RFC 6570 level-1 template, read through `berm_resource_read`; absent: none. */
+  resource_templates?: ResourceTemplateSpec[];
+}
+
+export interface PromptArgumentSpec {
+  name: string;
+  description: string;
+  required?: boolean;
+  /** Whether `berm_complete` suggests values for it. */
+  complete?: boolean;
+}
+
+export interface PromptSpec {
+  name: string;
+  description: string;
+  arguments: PromptArgumentSpec[];
+}
+
+export interface ResourceSpec {
+  /** Relative to the harness: served at `berm://{harness}/{path}`. */
+  path: string;
+  name: string;
+  description: string;
+  mimeType?: string;
+}
+
+export interface ResourceTemplateSpec {
+  /** An RFC 6570 level-1 template relative to the harness: `template/{id}/data`. */
+  path: string;
+  name: string;
+  description: string;
+  mimeType?: string;
+  /** The template's variables `berm_complete` suggests values for. */
+  complete?: string[];
 }
 
 /** The ABI version this reader understands. */

@@ -1,8 +1,10 @@
 import { ManifestError } from './errors.js';
 import { validate, type ValidatorError } from './manifest-validator.js';
-import type { Deps, EventSpec, ManifestData, ToolSpec } from './types.js';
+import type { Deps, EventSpec, ManifestData, PromptSpec, ResourceSpec, ToolSpec } from './types.js';
 import { escapeRawControls } from './json-text.js';
 import { checkEffects } from './effects.js';
+import { checkPrompts } from './prompts.js';
+import { checkResources } from './resources.js';
 
 type Json = Record<string, unknown>;
 
@@ -32,6 +34,8 @@ export function validateManifest(value: unknown): ManifestData {
   checkUnique(data.events as Json[] | undefined, 'events', 'event');
   const normalized = normalize(data);
   checkEffects(normalized);
+  checkPrompts(normalized);
+  checkResources(normalized);
   return normalized;
 }
 
@@ -148,6 +152,9 @@ function normalize(m: Json): ManifestData {
     tools: ((m.tools as Json[] | undefined) ?? []).map(normalizeTool),
     events: ((m.events as Json[] | undefined) ?? []).map(normalizeEvent),
     deps: normalizeDeps((m.deps as Json | undefined) ?? {}),
+    prompts: (m.prompts as Json[] | undefined)?.map(normalizePrompt),
+    resources: (m.resources as Json[] | undefined)?.map(normalizeResource),
+    resource_templates: (m.resource_templates as Json[] | undefined)?.map(normalizeResource),
   }) as unknown as ManifestData;
 }
 
@@ -166,6 +173,23 @@ function normalizeTool(t: Json): ToolSpec {
 
 function normalizeEvent(e: Json): EventSpec {
   return ordered(e, { name: e.name, description: e.description ?? '', fields: e.fields, deprecated: e.deprecated }) as unknown as EventSpec;
+}
+
+function normalizePrompt(p: Json): PromptSpec {
+  const args = ((p.arguments as Json[] | undefined) ?? []).map((a) =>
+    ordered(a, { name: a.name, description: a.description ?? '', required: a.required, complete: a.complete }),
+  );
+  return ordered(p, { name: p.name, description: p.description ?? '', arguments: args }) as unknown as PromptSpec;
+}
+
+function normalizeResource(r: Json): ResourceSpec {
+  return ordered(r, {
+    path: r.path,
+    name: r.name,
+    description: r.description ?? '',
+    mimeType: r.mimeType,
+    complete: r.complete,
+  }) as unknown as ResourceSpec;
 }
 
 function normalizeDeps(d: Json): Deps {

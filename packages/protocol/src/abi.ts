@@ -24,6 +24,8 @@ export const SYSCALL = {
   elicit: 'berm.elicit',
   /** A message from the model of the client that made the call (MCP's `sampling/createMessage`). */
   sample: 'berm.sample',
+  /** One of the program's own resources changed: its subscribed clients are told. */
+  resourceUpdated: 'berm.resource_updated',
 } as const;
 
 /**
@@ -31,6 +33,23 @@ export const SYSCALL = {
  * that client), declared in `deps.syscalls` with no strings, and narrowed per harness by `--grant`.
  */
 export const ASK_SYSCALLS: readonly string[] = [SYSCALL.elicit, SYSCALL.sample];
+
+/**
+ * Syscalls every bermd serves without `--serve`, to an image that declares them: they reach nothing
+ * beyond the harness's own MCP clients. `berm.resource_updated` `{"path"}` tells the sessions
+ * subscribed to one of its resources that it changed.
+ */
+export const RESOURCE_UPDATED = SYSCALL.resourceUpdated;
+export const DEFAULT_SYSCALLS: ReadonlySet<string> = new Set([RESOURCE_UPDATED]);
+
+/** The exports a harness's prompts, resources and completion run through (optional, per what the manifest declares). */
+export const PROMPT_EXPORT_PREFIX = 'berm_prompt_';
+export const RESOURCE_READ_EXPORT = 'berm_resource_read';
+export const COMPLETE_EXPORT = 'berm_complete';
+
+export function promptExport(prompt: string): string {
+  return `${PROMPT_EXPORT_PREFIX}${prompt}`;
+}
 
 /** The syscalls whose declared strings (`deps.syscalls`) and grants are host patterns. */
 export const HTTP_SYSCALLS: readonly string[] = [SYSCALL.httpFetch, SYSCALL.httpProxy];

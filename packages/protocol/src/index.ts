@@ -62,6 +62,14 @@ export {
 } from './deploy-query.js';
 export { HOST_CALL, ABI_HOST_CALLS, SYSCALL, HTTP_SYSCALLS, ASK_SYSCALLS, ALLOC_EXPORT, TOOL_EXPORT_PREFIX, toolExport } from './abi.js';
 export {
+  COMPLETE_EXPORT,
+  DEFAULT_SYSCALLS,
+  PROMPT_EXPORT_PREFIX,
+  promptExport,
+  RESOURCE_READ_EXPORT,
+  RESOURCE_UPDATED,
+} from './abi.js';
+export {
   SETTINGS,
   HARNESS_SETTINGS,
   settingByFlag,

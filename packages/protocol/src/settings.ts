@@ -316,6 +316,14 @@ export const SETTINGS = [
     help: 'between harness and tool in MCP tool names, from . _ - /',
   },
   {
+    flag: 'resource-uris',
+    code: 'resourceUris',
+    kind: 'string',
+    value: 'FORM',
+    default: 'berm',
+    help: "where a harness's resources are listed: berm (berm://HARNESS/PATH) or harness-scheme (HARNESS://PATH, for a harness named as a URI scheme); reads take both",
+  },
+  {
     flag: 'breaks-window',
     code: 'breaksWindowMs',
     kind: 'duration',

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ABI_VERSION, Manifest, isManifestError } from '@berm/manifest';
-import { ABI_HOST_CALLS, ALLOC_EXPORT, toolExport } from '@berm/protocol';
+import { ABI_HOST_CALLS, ALLOC_EXPORT, DEFAULT_SYSCALLS, toolExport } from '@berm/protocol';
+import { surfaceExports } from './surface-checks.js';
 import { wireCodeOf } from '../error-table.js';
 import { BermdError, type BermdErrorCode } from '../errors.js';
 import { formatType, readSignatures, sameType, SignatureReadError, type FuncType, type ModuleSignatures } from './wasm-signatures.js';
@@ -141,6 +142,7 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
   for (const tool of manifest.tools) {
     exportedFunction(toolExport(tool.name), TOOL_SIGNATURE, 'missing-export', `which the manifest's tool ${tool.name} needs`);
   }
+  for (const [name, what] of surfaceExports(manifest.data)) exportedFunction(name, TOOL_SIGNATURE, 'missing-export', what);
 
   const declared = manifest.data.deps.syscalls;
   for (const imp of signatures.imports) {
@@ -167,7 +169,7 @@ export function abiProblems(bytes: Uint8Array, manifest: Manifest, policy: Check
     }
   }
   for (const syscall of Object.keys(declared)) {
-    if (!ABI_HOST_CALLS.has(syscall) && !policy.servedSyscalls.has(syscall)) {
+    if (!ABI_HOST_CALLS.has(syscall) && !DEFAULT_SYSCALLS.has(syscall) && !policy.servedSyscalls.has(syscall)) {
       problems.push({
         code: 'unserved-syscall',
         message: `the image declares syscall ${syscall}, which this bermd does not serve`,

@@ -21,7 +21,7 @@ import { backoff } from '@berm/protocol';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { reasonOf } from './postgres-errors.js';
-import { decodeNotification, decodeSessionNotification } from './postgres-notification.js';
+import { decodeNotification, decodeResourceNotification, decodeSessionNotification } from './postgres-notification.js';
 import { CHANNEL } from './postgres-schema.js';
 import type { SessionWatcher } from './session-records.js';
 import type { StoreWatcher } from './store.js';
@@ -167,5 +167,9 @@ export class StoreListener {
     const change = decodeSessionNotification(payload);
     if (change?.what === 'session') watcher.sessionChanged(change.key);
     else if (change?.what === 'cancel') watcher.sessionCancelled(change.key, change.ids);
+    else if (change === null) {
+      const resource = decodeResourceNotification(payload);
+      if (resource !== null) watcher.resourceChanged?.(resource.name, resource.path);
+    }
   }
 }

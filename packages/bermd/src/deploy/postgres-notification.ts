@@ -19,6 +19,27 @@ export interface StoreNotification {
 
 export type SessionNotification = { key: string; what: 'session' } | { key: string; what: 'cancel'; ids: Array<string | number> };
 
+/**
+ * `{"name": NAME, "what": "resource", "path": PATH}`: a harness's resource changed. The receiver serves
+ * it only as far as the deployed harness declares that path, so a forged one tells nothing new.
+ */
+export interface ResourceNotification {
+  name: string;
+  what: 'resource';
+  path: string;
+}
+
+export function encodeResourceNotification(name: string, path: string): string {
+  return JSON.stringify({ name, what: 'resource', path });
+}
+
+/** The harness and path a resource notification names; null for anything else. */
+export function decodeResourceNotification(text: string | undefined): ResourceNotification | null {
+  const { name, what, path } = parse(text);
+  if (what !== 'resource' || typeof name !== 'string' || !isHarnessName(name) || typeof path !== 'string') return null;
+  return { name, what, path };
+}
+
 /** A session key: a SHA-256 digest in base64url. */
 const SESSION_KEY = /^[A-Za-z0-9_-]{43}$/;
 

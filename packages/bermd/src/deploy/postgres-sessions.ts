@@ -5,7 +5,7 @@
  * hold a copy of is notified on the store's channel in the same statement, so they drop or update it.
  * Expiry is the database's clock (`now()`), which every replica reads alike.
  */
-import { encodeSessionNotification, MAX_PAYLOAD } from './postgres-notification.js';
+import { encodeResourceNotification, encodeSessionNotification, MAX_PAYLOAD } from './postgres-notification.js';
 import type { Query } from './postgres-rows.js';
 import { CHANNEL } from './postgres-schema.js';
 import type { SessionInit, SessionRecords, SessionWatcher, StoredSession } from './session-records.js';
@@ -76,6 +76,12 @@ export class PostgresSessions implements SessionRecords {
   async cancel(key: string, ids: ReadonlyArray<string | number>): Promise<void> {
     const payload = encodeSessionNotification({ key, what: 'cancel', ids: [...ids] });
     // A cancel naming more than a notification holds would be refused whole; past the bound it is not sent.
+    if (Buffer.byteLength(payload) > MAX_PAYLOAD) return;
+    await this.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
+  }
+
+  async resourceUpdated(harness: string, path: string): Promise<void> {
+    const payload = encodeResourceNotification(harness, path);
     if (Buffer.byteLength(payload) > MAX_PAYLOAD) return;
     await this.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
   }

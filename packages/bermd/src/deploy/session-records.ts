@@ -34,6 +34,8 @@ export interface SessionWatcher {
   sessionCancelled(key: string, ids: ReadonlyArray<string | number>): void;
   /** Changes may have been missed (the store's channel was lost): read every session held again. */
   resync(): void;
+  /** A replica said `harness`'s resource at `path` changed (`berm.resource_updated`): tell the sessions subscribed to it. */
+  resourceChanged?(harness: string, path: string): void;
 }
 
 export interface SessionRecords {
@@ -51,6 +53,8 @@ export interface SessionRecords {
   remove(key: string): Promise<void>;
   /** Tells the other replicas that the client cancelled `ids`. */
   cancel(key: string, ids: ReadonlyArray<string | number>): Promise<void>;
+  /** Tells every replica, this one included, that `harness`'s resource at `path` changed. */
+  resourceUpdated(harness: string, path: string): Promise<void>;
   /** Deletes expired records; answers how many. */
   prune(): Promise<number>;
   /** `watcher` hears of the other replicas' changes from now on, until the answered stop. */

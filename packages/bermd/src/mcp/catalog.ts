@@ -16,6 +16,7 @@ import { BermdError } from '../errors.js';
 import type { Caller } from '../runtime/index.js';
 import { asksClient } from './asks.js';
 import { compileOutputCheck, type OutputCheck } from './output-check.js';
+import { type HarnessSurface, NO_SURFACE, surfaceOf } from './surface.js';
 
 /**
  * The two generations of MCP bermd serves list a tool's result differently: 2025-11-25 (and older)
@@ -57,6 +58,8 @@ export interface CatalogEntry {
   leavesMachine: boolean;
   /** It declares a syscall asking the client (asks.ts). */
   asks?: boolean;
+  /** Its prompts, resources and templates. */
+  surface?: HarnessSurface;
 }
 
 /** What one harness shows a client: the tools listed under its names, whether it works in a closed world, its usage. */
@@ -64,11 +67,18 @@ interface Shown {
   tools: readonly PreparedTool[];
   open: boolean;
   usage: string;
+  surface?: HarnessSurface;
 }
 
 /** The same thing shown: the same prepared tools (a deploy prepares new ones), the same world, the same usage. */
 function sameShown(a: Shown, b: Shown): boolean {
-  return a.open === b.open && a.usage === b.usage && a.tools.length === b.tools.length && a.tools.every((t, i) => t === b.tools[i]);
+  return (
+    a.open === b.open &&
+    a.usage === b.usage &&
+    a.surface === b.surface &&
+    a.tools.length === b.tools.length &&
+    a.tools.every((t, i) => t === b.tools[i])
+  );
 }
 
 /**
@@ -246,6 +256,7 @@ export class ToolCatalog {
       programs: manifest.deps.programs,
       leavesMachine,
       asks: asksClient(manifest.deps.syscalls),
+      surface: surfaceOf(manifest),
     };
   }
 
@@ -356,6 +367,17 @@ export class ToolCatalog {
     return changed;
   }
 
+  /** `harness`'s prompts, resources and templates, when it is deployed. */
+  surface(harness: string): HarnessSurface | undefined {
+    const entry = this.entries.get(harness);
+    return entry === undefined ? undefined : (entry.surface ?? NO_SURFACE);
+  }
+
+  /** The deployed harnesses `caller` may call (all for none), by name. */
+  harnessesFor(caller?: Caller): string[] {
+    return [...this.entries.keys()].filter((h) => caller === undefined || caller.mayCall(h)).sort();
+  }
+
   /** The usage text of `harness`, when it is deployed and has one. */
   usage(harness: string): string | undefined {
     const usage = this.entries.get(harness)?.usage;
@@ -399,7 +421,7 @@ export class ToolCatalog {
         );
         listed.push(prepared);
       }
-      shown.set(entry.harness, { tools: listed, open: open.has(entry.harness), usage: entry.usage });
+      shown.set(entry.harness, { tools: listed, open: open.has(entry.harness), usage: entry.usage, surface: entry.surface });
       if (entry.usage !== '') {
         resources.push({
           harness: entry.harness,

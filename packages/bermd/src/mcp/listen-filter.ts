@@ -13,7 +13,10 @@ import { mayCallSome } from './access.js';
 export const HARNESSES_META_KEY = 'berm/harnesses';
 
 /** A list change of `kind` touching `harnesses`, for the bus. */
-export function changeEvent(kind: 'tools_list_changed' | 'resources_list_changed', harnesses: ReadonlySet<string>): ServerEvent {
+export function changeEvent(
+  kind: 'tools_list_changed' | 'resources_list_changed' | 'prompts_list_changed',
+  harnesses: ReadonlySet<string>,
+): ServerEvent {
   return { kind, params: { _meta: { [HARNESSES_META_KEY]: [...harnesses] } } };
 }
 

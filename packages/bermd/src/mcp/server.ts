@@ -37,6 +37,16 @@ import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js'
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 import { guestLogMessage } from './guest-log.js';
 import type { Receipts } from './receipts.js';
+import {
+  complete,
+  getPrompt,
+  listPrompts,
+  listResources,
+  listTemplates,
+  readResource,
+  resolveUri,
+  type SurfaceCore,
+} from './surface-handlers.js';
 
 /** The level an accepted `berm.emit` is sent at: an event is normal but significant, which is RFC 5424's notice. */
 export const EVENT_LOG_LEVEL: LoggingLevel = 'notice';
@@ -67,7 +77,7 @@ export const CACHE_HINTS: NonNullable<ServerOptions['cacheHints']> = {
 export type EventMessage = LoggingMessageNotification['params'];
 
 /** What every server shares: the deployed set, how to run a tool, and where usage and events go. */
-export interface McpCore {
+export interface McpCore extends Partial<Omit<SurfaceCore, 'catalog'>> {
   catalog: ToolCatalog;
   call(harness: string, tool: string, args: unknown, options: CallOptions): Promise<CallOutcome>;
   recordUse(harness: string, use: Use): void;
@@ -102,6 +112,8 @@ export interface SessionState {
   caller?: Caller;
   /** Writes the level where the other replicas read it (a session on a shared store); unset, it lives here alone. */
   saveLevel?: () => Promise<void>;
+  /** The resource URIs a 2025 session subscribed to (`resources/subscribe`), as it gave them. */
+  subscriptions?: Set<string>;
 }
 
 /** Whether a client at `state.level` receives a message at `level`. */
@@ -325,7 +337,13 @@ function callerFor(source: LevelSource, ctx: ServerContext): Caller | undefined 
 function build(core: McpCore, source: LevelSource): Server {
   const { generation } = source;
   const server = new Server(serverInfo(core), {
-    capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, logging: {} },
+    capabilities: {
+      tools: { listChanged: true },
+      resources: { listChanged: true, subscribe: true },
+      prompts: { listChanged: true },
+      completions: {},
+      logging: {},
+    },
     instructions: instructionsFor(core.catalog.separator),
     // Stamped on 2026-07-28 results only.
     cacheHints: CACHE_HINTS,
@@ -370,23 +388,54 @@ function build(core: McpCore, source: LevelSource): Server {
     }
   });
 
-  server.setRequestHandler('resources/list', (_request, ctx) => ({ resources: core.catalog.resources(callerFor(source, ctx)) }));
+  const surface = surfaceCore(core);
+
+  server.setRequestHandler('resources/list', (_request, ctx) => {
+    const caller = callerFor(source, ctx);
+    return { resources: [...core.catalog.resources(caller), ...listResources(surface, caller)] };
+  });
 
   server.setRequestHandler('resources/read', (request, ctx) => {
     const { uri } = request.params;
     const harness = harnessOfUsageUri(uri);
     const caller = callerFor(source, ctx);
-    const shown = harness !== undefined && (caller === undefined || caller.mayCall(harness));
+    // A harness's own resources: `usage` is never one of them (the reader refuses it).
+    if (harness === undefined) return readResource(surface, uri, caller, ctx.mcpReq.signal);
+    const shown = caller === undefined || caller.mayCall(harness);
     const usage = shown ? core.catalog.usage(harness) : undefined;
     // MCP 2026-07-28 answers an unknown resource with -32602 and the URI as data; the SDK sends that
     // code to every generation. The usage of a harness the caller may not call is as unknown as that of
     // one not deployed.
-    if (harness === undefined || usage === undefined) throw new ResourceNotFoundError(uri);
+    if (usage === undefined) throw new ResourceNotFoundError(uri);
     return { contents: [{ uri: usageUri(harness), mimeType: USAGE_MIME_TYPE, text: usage }] };
   });
 
+  server.setRequestHandler('resources/templates/list', (_request, ctx) => ({
+    resourceTemplates: listTemplates(surface, callerFor(source, ctx)),
+  }));
+
+  server.setRequestHandler('prompts/list', (_request, ctx) => ({ prompts: listPrompts(surface, callerFor(source, ctx)) }));
+
+  server.setRequestHandler('prompts/get', (request, ctx) =>
+    getPrompt(surface, request.params.name, request.params.arguments, callerFor(source, ctx), ctx.mcpReq.signal),
+  );
+
+  server.setRequestHandler('completion/complete', (request, ctx) =>
+    complete(surface, request.params as Parameters<typeof complete>[1], callerFor(source, ctx), ctx.mcpReq.signal),
+  );
+
   if (source.generation === 'legacy') {
     const { session } = source;
+    // 2026-07-28 has no subscribe: its clients name the URIs in `subscriptions/listen`.
+    server.setRequestHandler('resources/subscribe', (request, ctx) => {
+      resolveUri(surface, request.params.uri, callerFor(source, ctx));
+      (session.subscriptions ??= new Set()).add(request.params.uri);
+      return {};
+    });
+    server.setRequestHandler('resources/unsubscribe', (request) => {
+      session.subscriptions?.delete(request.params.uri);
+      return {};
+    });
     // Replaces the SDK's own handler, which sends log messages to sessions that never asked for them.
     server.setRequestHandler('logging/setLevel', async (request) => {
       const previous = session.level;
@@ -404,6 +453,17 @@ function build(core: McpCore, source: LevelSource): Server {
     });
   }
   return server;
+}
+
+/** What the prompt, resource and completion handlers need of the core; a core without a runtime for them (a test's) runs nothing. */
+function surfaceCore(core: McpCore): SurfaceCore {
+  return {
+    catalog: core.catalog,
+    resourceUris: core.resourceUris ?? 'berm',
+    runExport:
+      core.runExport ??
+      (async () => ({ error: { code: 'internal', message: 'this server runs no harness exports' }, reached: { tools: [], events: [] } })),
+  };
 }
 
 /** The MCP server of one 2025-era session. */

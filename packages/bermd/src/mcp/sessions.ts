@@ -33,6 +33,7 @@ import type { Caller, Stop } from '../runtime/index.js';
 import { mayCallSome } from './access.js';
 import type { FastCallSession, RequestId } from './fast-call.js';
 import { buildMcpServer, wantsLog, type EventMessage, type McpCore, type SessionState } from './server.js';
+import { resolvePath, resourceUris } from './surface.js';
 import { numberDefault } from '../limits.js';
 import { restoreInitialized } from './session-restore.js';
 
@@ -78,6 +79,7 @@ export function initOf(body: unknown): SessionInit | undefined {
 
 export class Session implements SessionState, FastCallSession {
   level?: SessionState['level'];
+  subscriptions?: Set<string>;
   /** Writes what `logging/setLevel` set where other replicas read it; unset without a shared store. */
   saveLevel?: () => Promise<void>;
   /** When its stored row expires unless refreshed (this replica's clock, estimated from the store's answer). */
@@ -93,6 +95,7 @@ export class Session implements SessionState, FastCallSession {
   streamOpen = false;
   toolsChanged = false;
   resourcesChanged = false;
+  promptsChanged = false;
   /** Requests being handled (a POST holds its response stream until its answer is sent). */
   active = 0;
   lastSeen = Date.now();
@@ -243,6 +246,7 @@ export class McpSessions implements SessionWatcher {
     if (opensStream) {
       session.toolsChanged = true;
       session.resourcesChanged = true;
+      session.promptsChanged = true;
     }
     return session;
   }
@@ -441,7 +445,52 @@ export class McpSessions implements SessionWatcher {
       if (!mayCallSome(session.caller, harnesses)) continue;
       session.toolsChanged = true;
       session.resourcesChanged = true;
+      session.promptsChanged = true;
       if (session.streamOpen) this.flush(session);
+    }
+  }
+
+  /**
+   * Everything told of a resource's change on this replica (its sessions, and the 2026-07-28 listen
+   * streams, which the daemon adds): set by the daemon, its sessions alone until then.
+   */
+  fanOutResource: (harness: string, path: string) => void = (harness, path) => this.resourceUpdated(harness, path);
+
+  /**
+   * A guest said `harness`'s resource at `path` changed: on a store replicas share, every replica hears of
+   * it through the store's channel (this one too, so it is told once); else it is told here.
+   */
+  publishResourceUpdate(harness: string, path: string): void {
+    if (this.records === undefined) {
+      this.fanOutResource(harness, path);
+      return;
+    }
+    this.records.resourceUpdated(harness, path).catch((e: unknown) => {
+      this.core.logger.warn({ harness, path, err: errorText(e) }, 'could not tell the other replicas that a resource changed');
+      this.fanOutResource(harness, path);
+    });
+  }
+
+  /** From the store's channel (`SessionWatcher`): the payload is anyone's who can connect, and is checked where it is served. */
+  resourceChanged(harness: string, path: string): void {
+    this.fanOutResource(harness, path);
+  }
+
+  /**
+   * `harness`'s resource at `path` changed: each session subscribed to it, in either URI form, whose
+   * principal may call the harness, is sent `notifications/resources/updated` with the URI it subscribed.
+   * A path the deployed harness does not declare (a notification forged on the store's channel) tells nothing.
+   */
+  resourceUpdated(harness: string, path: string): void {
+    const surface = this.core.catalog.surface(harness);
+    if (surface === undefined || resolvePath(surface, path) === undefined) return;
+    const uris = resourceUris(harness, path);
+    for (const session of this.sessions.values()) {
+      if (session.subscriptions === undefined || !session.caller.mayCall(harness)) continue;
+      for (const uri of uris) {
+        if (!session.subscriptions.has(uri)) continue;
+        session.server.sendResourceUpdated({ uri }).catch((e: unknown) => this.lost(session, e));
+      }
     }
   }
 
@@ -480,6 +529,10 @@ export class McpSessions implements SessionWatcher {
     if (session.resourcesChanged) {
       session.resourcesChanged = false;
       session.server.sendResourceListChanged().catch((e: unknown) => this.lost(session, e));
+    }
+    if (session.promptsChanged) {
+      session.promptsChanged = false;
+      session.server.sendPromptListChanged().catch((e: unknown) => this.lost(session, e));
     }
   }
 

@@ -16,7 +16,8 @@ import { createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@mod
 import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { Caller } from '../runtime/index.js';
 import { authInfoOf, callerOf } from './access.js';
-import { changeEvent, ListenFilter } from './listen-filter.js';
+import { changeEvent, HARNESSES_META_KEY, ListenFilter } from './listen-filter.js';
+import { resolvePath, resourceUris } from './surface.js';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
 import { numberDefault } from '../limits.js';
 
@@ -111,6 +112,16 @@ export class StatelessMcp {
   listsChanged(harnesses: ReadonlySet<string>): void {
     this.handler.bus.publish(changeEvent('tools_list_changed', harnesses));
     this.handler.bus.publish(changeEvent('resources_list_changed', harnesses));
+    this.handler.bus.publish(changeEvent('prompts_list_changed', harnesses));
+  }
+
+  /** `harness`'s resource at `path` changed: the listen streams that named it (in either URI form) are told. */
+  resourceUpdated(harness: string, path: string): void {
+    const surface = this.core.catalog.surface(harness);
+    if (surface === undefined || resolvePath(surface, path) === undefined) return;
+    for (const uri of resourceUris(harness, path)) {
+      this.handler.bus.publish({ kind: 'resource_updated', uri, params: { _meta: { [HARNESSES_META_KEY]: [harness] } } });
+    }
   }
 
   /** Ends the listen streams and the requests under way. */

@@ -170,6 +170,8 @@ export class Call {
     programs: ProgramPayload[],
     maxCallDepth: number,
     options: CallOptions,
+    /** The export to run in place of the tool's (`Task.export`); `tool` then names it in messages. */
+    exportName?: string,
   ) {
     this.id = id;
     this.entry = entry;
@@ -179,6 +181,7 @@ export class Call {
     this.task = {
       callId: id,
       tool,
+      export: exportName,
       args,
       programs,
       limits: { maxCallDepth, maxResultBytes: entry.bare.maxResultBytes },

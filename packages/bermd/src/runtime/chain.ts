@@ -175,14 +175,14 @@ export class Chain implements CallChain {
   }
 
   /** Runs `tool` of `program` in a fresh instance. Never throws: every failure is an outcome. */
-  invoke(program: LoadedProgram, tool: string, args: string, depth: number, key?: string): GuestOutcome {
+  invoke(program: LoadedProgram, tool: string, args: string, depth: number, key?: string, exportName?: string): GuestOutcome {
     if (!this.traced) {
       if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth });
-      return this.run(program, tool, args, depth, key);
+      return this.run(program, tool, args, depth, key, exportName);
     }
     // The worker's clock as epoch milliseconds, which the main thread's spans read alike.
     if (depth > 0) this.post({ kind: 'reach', harness: program.name, tool, depth, at: performance.timeOrigin + performance.now() });
-    const outcome = this.run(program, tool, args, depth, key);
+    const outcome = this.run(program, tool, args, depth, key, exportName);
     if (depth > 0) {
       const at = performance.timeOrigin + performance.now();
       this.post('error' in outcome ? { kind: 'left', depth, at, error: outcome.error.code } : { kind: 'left', depth, at });
@@ -190,7 +190,14 @@ export class Chain implements CallChain {
     return outcome;
   }
 
-  private run(program: LoadedProgram, tool: string, args: string, depth: number, key: string | undefined): GuestOutcome {
+  private run(
+    program: LoadedProgram,
+    tool: string,
+    args: string,
+    depth: number,
+    key: string | undefined,
+    exportName = `berm_tool_${tool}`,
+  ): GuestOutcome {
     const label = `${program.name}.${tool}`;
     let port: GuestPort | undefined;
     const imports: Record<string, Record<string, unknown>> = {};
@@ -216,10 +223,10 @@ export class Chain implements CallChain {
     if (this.traced)
       this.post({ kind: 'instantiated', harness: program.name, tool, depth, from, to: performance.timeOrigin + performance.now() });
     const { memory, berm_alloc: alloc } = instance.exports;
-    const entry = instance.exports[`berm_tool_${tool}`];
+    const entry = instance.exports[exportName];
     if (!(memory instanceof WebAssembly.Memory)) return failure('bad-module', `${program.name} does not export its memory as "memory"`);
     if (typeof alloc !== 'function') return failure('bad-module', `${program.name} does not export berm_alloc`);
-    if (typeof entry !== 'function') return failure('bad-module', `${program.name} does not export berm_tool_${tool}`);
+    if (typeof entry !== 'function') return failure('bad-module', `${program.name} does not export ${exportName}`);
     port = { memory, alloc: alloc as GuestPort['alloc'] };
     let packed: unknown;
     try {

@@ -130,6 +130,7 @@ export class DeployedSet {
       programs: [...(manifest.deps?.programs ?? [])],
       validators: '',
       maxResultBytes,
+      resources: resourcePaths(manifest),
     };
     const content = contentKinds(manifest);
     if (content !== undefined) bare.content = content;
@@ -200,4 +201,10 @@ export class DeployedSet {
     this.closures.set(entry.name, programs);
     return programs;
   }
+}
+
+/** The paths `berm.resource_updated` may name: the declared resources' and templates'; undefined when there are none. */
+function resourcePaths(data: ManifestData): string[] | undefined {
+  const paths = [...(data.resources ?? []), ...(data.resource_templates ?? [])].map((r) => r.path);
+  return paths.length === 0 ? undefined : paths;
 }

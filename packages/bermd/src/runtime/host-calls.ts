@@ -7,7 +7,8 @@
  * `hostServices` serve it. Which syscalls a daemon serves is the operator's choice (`--serve`), which the
  * deploy checks enforce; a guest importing a name absent from this table is never instantiated.
  */
-import { HOST_CALL } from '@berm/protocol';
+import { matchTemplate, parseTemplate } from '@berm/manifest';
+import { HOST_CALL, RESOURCE_UPDATED } from '@berm/protocol';
 import { notPermitted } from './errors.js';
 import { nestedKey } from './idempotency-key.js';
 import { isPlainObject } from './guest-memory.js';
@@ -135,7 +136,28 @@ const progress: HostCall = (ctx, request, size) => {
   return { ok: null };
 };
 
+/**
+ * `berm.resource_updated`: the program's resource at `path` (a declared path, or one a declared template
+ * matches) changed; the sessions subscribed to it are told. Counted against the call's budget as logs are.
+ */
+const resourceUpdated: HostCall = (ctx, request, size) => {
+  if (!isPlainObject(request) || typeof request.path !== 'string') return refused('a berm.resource_updated request is {"path": string}');
+  const { path } = request;
+  const declared = ctx.program.payload.resources ?? [];
+  const matches = declared.some((d) => {
+    if (d === path) return true;
+    const parts = parseTemplate(d);
+    return typeof parts !== 'string' && matchTemplate(parts, path) !== undefined;
+  });
+  if (!matches) return refused(`"${ctx.program.name}" declares no resource or template at path ${JSON.stringify(path)}`);
+  const spent = overBudget(ctx, size);
+  if (spent !== undefined) return spent;
+  ctx.chain.post({ kind: 'resource-updated', harness: ctx.program.name, path });
+  return { ok: null };
+};
+
 export const HOST_CALLS: ReadonlyMap<string, HostCall> = new Map([
+  [RESOURCE_UPDATED, resourceUpdated],
   [HOST_CALL.call, call],
   [HOST_CALL.log, log],
   [HOST_CALL.emit, emit],

@@ -64,6 +64,8 @@ export interface RunnerOptions {
   hostServices?: ReadonlyMap<string, HostService>;
   /** Told of every call as it ends (the daemon's metrics); a runner without it does no more than before. */
   onCallEnd?: CallEndListener;
+  /** Told of each accepted `berm.resource_updated`: `harness`'s resource at `path` changed. */
+  onResourceUpdated?: (harness: string, path: string) => void;
 }
 
 /**
@@ -111,8 +113,12 @@ function reportOf(message: ReportMessage): GuestReport {
 }
 
 function safely(listener: (report: GuestReport) => void, report: GuestReport): void {
+  safelyCall(() => listener(report));
+}
+
+function safelyCall(fn: () => void): void {
   try {
-    listener(report);
+    fn();
   } catch (e) {
     // A throwing listener must not take a call, or the runner, down with it.
     process.emitWarning(`a tool runner listener threw: ${e instanceof Error ? e.message : String(e)}`);
@@ -133,6 +139,7 @@ export class ToolRunner {
   private readonly deployed: DeployedSet;
   private readonly calls = new Map<number, Call>();
   private readonly onReport?: (report: GuestReport) => void;
+  private readonly onResourceUpdated?: (harness: string, path: string) => void;
   private readonly hostServices: ReadonlyMap<string, HostService>;
   private readonly onCallEnd?: CallEndListener;
   private nextCallId = 1;
@@ -159,6 +166,7 @@ export class ToolRunner {
     });
     this.queue = new FairQueue(this.workers, this.maxQueue);
     this.onReport = options.onReport;
+    this.onResourceUpdated = options.onResourceUpdated;
     this.hostServices = options.hostServices ?? new Map();
     this.onCallEnd = options.onCallEnd;
     this.pool = new WorkerPool<Task, TaskResult>({
@@ -226,6 +234,29 @@ export class ToolRunner {
       if (this.onCallEnd !== undefined) this.refused(harness, tool, call.code);
       return { error: call, reached: none() };
     }
+    return this.run(call, harness, tool, options);
+  }
+
+  /**
+   * Runs `harness`'s export `exportName` (a prompt's, `berm_resource_read`, `berm_complete`) with
+   * `request` as its JSON input, as a tool's call runs: in its harness's line, on a worker, with the
+   * harness's time, memory and result limits and the caller's permissions. The caller checked the
+   * request against what the manifest declares. Never rejects: failures are outcomes.
+   */
+  async runExport(harness: string, exportName: string, request: unknown, options: CallOptions = {}): Promise<CallOutcome> {
+    if (this.closed) return { error: { code: 'closed', message: 'the tool runner is closed' }, reached: none() };
+    const caller = options.caller;
+    if (caller !== undefined && !caller.mayCall(harness)) return { error: notPermitted(caller.name, harness, exportName), reached: none() };
+    const entry = this.deployed.get(harness);
+    if (entry === undefined) return { error: { code: 'unknown-harness', message: `no harness "${harness}" is deployed` }, reached: none() };
+    if (options.signal?.aborted)
+      return { error: { code: 'cancelled', message: `${harness}.${exportName} was cancelled before it started` }, reached: none() };
+    const programs = this.deployed.programsFor(entry);
+    const call = new Call(this.nextCallId++, entry, exportName, JSON.stringify(request), programs, this.maxCallDepth, options, exportName);
+    return this.run(call, harness, exportName, options);
+  }
+
+  private async run(call: Call, harness: string, tool: string, options: CallOptions): Promise<CallOutcome> {
     this.calls.set(call.id, call);
     const ran = call.enter(this.queue, this.pool);
     if (ran === undefined) {
@@ -366,6 +397,9 @@ export class ToolRunner {
       case 'log':
       case 'progress':
         this.report(call, message);
+        break;
+      case 'resource-updated':
+        if (this.onResourceUpdated !== undefined) safelyCall(() => this.onResourceUpdated!(message.harness, message.path));
         break;
       case 'event':
         call?.emitted(message.harness, message.event);

@@ -24,6 +24,8 @@ export interface ProgramPayload {
   maxResultBytes: number;
   /** The content kinds each tool declares (`ToolSpec.content`), by tool; absent when none declares any. */
   content?: Record<string, string[]>;
+  /** The paths of its declared resources and templates, which `berm.resource_updated` may name. */
+  resources?: string[];
 }
 
 export interface TaskLimits {
@@ -43,6 +45,8 @@ export interface Barred {
 export interface Task {
   callId: number;
   tool: string;
+  /** The export to run in place of the tool's `berm_tool_{tool}`: a prompt's, a resource read, a completion. */
+  export?: string;
   /** The arguments as JSON text, already validated. */
   args: string;
   /** `programs[0]` is the called harness; the rest are the deployed programs its calls can reach. */
@@ -86,6 +90,8 @@ export type WorkerMessage =
   /** The call's budget of log and event bytes is spent: what it sends from now on is refused. */
   | { callId: number; kind: 'spent'; budget: number }
   | ReportMessage
+  /** `harness`'s resource at `path` changed (`berm.resource_updated`): its subscribed sessions are told. */
+  | { callId: number; kind: 'resource-updated'; harness: string; path: string }
   /** A host call the main thread serves (http-fetch.ts): the worker waits on `flag` for the envelope on `reply`. */
   | {
       callId: number;

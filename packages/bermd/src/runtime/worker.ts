@@ -9,5 +9,5 @@ import type { Task, TaskResult } from './worker-messages.js';
 
 serveTasks<Task, TaskResult>((task, post) => {
   const chain = new Chain(task.callId, task.programs, task.limits, post, task.barred, task.traced === true);
-  return { outcome: chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0, task.key) };
+  return { outcome: chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0, task.key, task.export) };
 });

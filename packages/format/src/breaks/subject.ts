@@ -4,6 +4,8 @@ import type { Break } from '@berm/manifest';
 export function subjectOf(item: Break): string {
   if (item.tool !== undefined) return `tool ${item.tool}`;
   if (item.event !== undefined) return `event ${item.event}`;
+  if (item.prompt !== undefined) return `prompt ${item.prompt}`;
+  if (item.resource !== undefined) return `resource ${item.resource}`;
   return 'manifest';
 }
 

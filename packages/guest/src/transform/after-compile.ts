@@ -31,12 +31,14 @@ export function finishModule(
     binaryen,
     module,
     rendered.tools.map((t) => t.name),
+    rendered.prompts.map((p) => p.name),
   );
   for (const name of missing) diagnostics.error(null, `the glue of tool ${name} was not compiled`);
   const data = assembleManifest(
     project,
     rendered.tools,
     rendered.events.map((e) => e.spec),
+    rendered.prompts,
   );
   return embedManifest(module, data, diagnostics);
 }

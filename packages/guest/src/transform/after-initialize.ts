@@ -3,29 +3,37 @@
  * the tools' declarations, and renders each tool and `@event` class (render.ts).
  */
 import type { Program } from 'assemblyscript';
-import type { ToolSpec } from '@berm/manifest';
+import type { PromptSpec, ToolSpec } from '@berm/manifest';
 import type { ParsedHarness } from './after-parse.js';
 import { type Diagnostics, nameRange } from './diagnostics.js';
 import { checkToolEffects, TagPlaces } from './effects.js';
+import { renderPrompt } from './prompts.js';
 import { type EventInfo, renderEvents, renderTool } from './render.js';
 import { SchemaRenderer } from './schema.js';
-import { glueExport } from './tools.js';
+import { glueExport, promptGlueExport } from './tools.js';
 
 /** What afterInitialize rendered: the tools that could be, and the events. */
 export interface RenderedHarness {
   tools: ToolSpec[];
   events: EventInfo[];
+  prompts: PromptSpec[];
 }
 
 export function renderHarness(program: Program, parsed: ParsedHarness, diagnostics: Diagnostics): RenderedHarness {
   for (const problem of parsed.toolProblems) diagnostics.error(nameRange(problem.node), problem.message);
-  const rendered: RenderedHarness = { tools: [], events: [] };
+  const rendered: RenderedHarness = { tools: [], events: [], prompts: [] };
   if (parsed.entry === null) return rendered;
   const file = program.filesByName.get(parsed.entry.internalPath);
   if (file === undefined) return rendered;
   const renderer = new SchemaRenderer(program);
   const places: TagPlaces[] = [];
   for (const tool of parsed.tools) {
+    if (tool.prompt) {
+      const prompt = renderPrompt(program, file, renderer, tool, diagnostics);
+      if (prompt !== undefined) rendered.prompts.push(prompt);
+      else file.exports?.delete(promptGlueExport(tool.name));
+      continue;
+    }
     const at = new TagPlaces(tool.decl.range.source, tool.decl.range.start, nameRange(tool.decl));
     const spec = renderTool(program, file, renderer, tool, diagnostics, at);
     if (spec !== undefined) {

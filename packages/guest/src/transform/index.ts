@@ -60,7 +60,7 @@ export class BermTransform {
   private readonly diagnostics: Diagnostics;
   private jsonAs: JsonAs | null = null;
   private parsed: ParsedHarness | null = null;
-  private rendered: RenderedHarness = { tools: [], events: [] };
+  private rendered: RenderedHarness = { tools: [], events: [], prompts: [] };
 
   constructor() {
     // The compiler's program is on the prototype already (see above).

@@ -1,11 +1,25 @@
 /** The harness's manifest, assembled from the project and what was rendered, and embedded in the module. */
-import { ABI_VERSION, Manifest, manifestRecords, SECTION_NAME, type EventSpec, type ManifestData, type ToolSpec } from '@berm/manifest';
+import {
+  ABI_VERSION,
+  Manifest,
+  manifestRecords,
+  SECTION_NAME,
+  type EventSpec,
+  type ManifestData,
+  type PromptSpec,
+  type ToolSpec,
+} from '@berm/manifest';
 import type { Diagnostics } from './diagnostics.js';
 import type { BinaryenModule } from './module.js';
 import type { Project } from './project.js';
 
-export function assembleManifest(project: Project, tools: readonly ToolSpec[], events: readonly EventSpec[]): ManifestData {
-  return {
+export function assembleManifest(
+  project: Project,
+  tools: readonly ToolSpec[],
+  events: readonly EventSpec[],
+  prompts: readonly PromptSpec[] = [],
+): ManifestData {
+  const data: ManifestData = {
     abi_version: ABI_VERSION,
     version: project.version,
     description: project.description,
@@ -17,6 +31,9 @@ export function assembleManifest(project: Project, tools: readonly ToolSpec[], e
     events: [...events],
     deps: project.deps,
   };
+  // A harness without prompts declares none, so its manifest reads as it did before prompts were.
+  if (prompts.length > 0) data.prompts = [...prompts];
+  return data;
 }
 
 /** Validates `data` and adds it to `module` as the `.berm.abi` section; undefined, after an error, when it is not valid. */

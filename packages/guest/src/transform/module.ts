@@ -12,8 +12,8 @@
  * berm supports; it is the one feature a berm build adds to AssemblyScript's defaults.
  */
 
-import { ALLOC_EXPORT, toolExport } from '@berm/protocol';
-import { ABORT_RESULT, glueExport } from './tools.js';
+import { ALLOC_EXPORT, promptExport, toolExport } from '@berm/protocol';
+import { ABORT_RESULT, glueExport, promptGlueExport } from './tools.js';
 
 /** The part of binaryen.js used here; the compiler hands the transform its own instance. */
 // biome-ignore lint/suspicious/noExplicitAny: the compiler's binaryen instance comes untyped through the transform API
@@ -56,7 +56,7 @@ export function functionImports(b: Binaryen, module: BinaryenModule): ModuleImpo
  * Rewrites the exports as the ABI wants them. `tools` are the tool names whose glue was compiled;
  * returns the names whose glue export was not found (a bug, reported by the caller).
  */
-export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonly string[]): string[] {
+export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonly string[], prompts: readonly string[] = []): string[] {
   const exports = exportsOf(b, module);
   const abortResult = exports.get(ABORT_RESULT)?.value;
   const canAbort = module.getFunction(UNWIND) !== 0;
@@ -68,8 +68,12 @@ export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonl
   }
   const missing: string[] = [];
   const params = b.createType([b.i32, b.i32]);
-  for (const tool of tools) {
-    const glue = exports.get(glueExport(tool))?.value;
+  const wrapped: Array<{ name: string; glue: string; abi: string }> = [
+    ...tools.map((tool) => ({ name: tool, glue: glueExport(tool), abi: toolExport(tool) })),
+    ...prompts.map((prompt) => ({ name: prompt, glue: promptGlueExport(prompt), abi: promptExport(prompt) })),
+  ];
+  for (const { name: tool, glue: glueName, abi } of wrapped) {
+    const glue = exports.get(glueName)?.value;
     if (glue === undefined) {
       missing.push(tool);
       continue;
@@ -86,11 +90,11 @@ export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonl
       const guarded = module.try('', run, [ABORT_TAG], [module.block(null, recover, b.i64)]);
       body = hasStack ? module.block(null, [module.local.set(2, module.global.get(STACK_POINTER, b.i32)), guarded], b.i64) : guarded;
     }
-    const name = `berm:tool:${tool}`;
+    const name = `berm:${abi}`;
     module.addFunction(name, params, b.i64, vars, body);
-    module.addFunctionExport(name, toolExport(tool));
+    module.addFunctionExport(name, abi);
   }
-  const keep = new Set([MEMORY_EXPORT, ALLOC_EXPORT, ...tools.map(toolExport)]);
+  const keep = new Set([MEMORY_EXPORT, ALLOC_EXPORT, ...wrapped.map((w) => w.abi)]);
   for (const name of exportsOf(b, module).keys()) {
     if (!keep.has(name)) module.removeExport(name);
   }

@@ -12,6 +12,7 @@
 import { CommonFlags, NodeKind } from 'assemblyscript';
 import type { ExportStatement, FunctionDeclaration, NamedTypeNode, Node, Source } from 'assemblyscript';
 import { ALLOC_EXPORT } from '@berm/protocol';
+import { docBefore } from './docs.js';
 
 /** Tool names as the manifest allows them (docs/contract.md §2). */
 export const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -19,6 +20,11 @@ export const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The export of tool `name`'s glue, which module.ts wraps and exports as the ABI's `berm_tool_<name>`. */
 export function glueExport(name: string): string {
   return `__berm_tool_${name}`;
+}
+
+/** The export of prompt `name`'s glue, which module.ts wraps and exports as the ABI's `berm_prompt_<name>`. */
+export function promptGlueExport(name: string): string {
+  return `__berm_prompt_${name}`;
 }
 
 /** The guest library's export that answers `{"error": message}` for the abort that unwound a call. */
@@ -33,6 +39,8 @@ export interface ToolDecl {
   /** The parameter's type as written, or null for a tool that takes none. */
   paramType: string | null;
   returnsVoid: boolean;
+  /** Tagged `@prompt`: a prompt the function renders, not a tool. */
+  prompt: boolean;
 }
 
 export interface ToolProblem {
@@ -103,7 +111,15 @@ function addTool(name: string, decl: FunctionDeclaration, at: Node, tools: ToolD
   }
   const returnsVoid = returnType.kind === NodeKind.NamedType && (returnType as NamedTypeNode).name.identifier.text === 'void';
   const source = decl.range.source;
-  tools.push({ name, local: decl.name.text, decl, paramType: params.length === 1 ? text(source, params[0]!.type) : null, returnsVoid });
+  const prompt = docBefore(source.text, decl.range.start).tags.has('prompt');
+  tools.push({
+    name,
+    local: decl.name.text,
+    decl,
+    paramType: params.length === 1 ? text(source, params[0]!.type) : null,
+    returnsVoid,
+    prompt,
+  });
 }
 
 /** The glue for `tools`, to append to the entry's text. */
@@ -111,10 +127,18 @@ export function glueFor(tools: readonly ToolDecl[]): string {
   const lines = [
     '',
     '// berm: ABI glue written by the @berm/guest transform',
-    'import { __berm_args, __berm_no_args, __berm_ok, __berm_ok_void } from "@berm/guest";',
+    'import { __berm_args, __berm_no_args, __berm_ok, __berm_ok_void, __berm_prompt_args, __berm_prompt_text } from "@berm/guest";',
     `export { ${ALLOC_EXPORT}, ${ABORT_RESULT} } from "@berm/guest";`,
   ];
   for (const tool of tools) {
+    if (tool.prompt) {
+      const args = tool.paramType === null ? '' : `__berm_prompt_args<${tool.paramType}>(ptr, len)`;
+      const prelude = tool.paramType === null ? '__berm_no_args(ptr, len); ' : '';
+      lines.push(
+        `export function ${promptGlueExport(tool.name)}(ptr: usize, len: i32): i64 { ${prelude}return __berm_prompt_text(${tool.local}(${args})); }`,
+      );
+      continue;
+    }
     const args = tool.paramType === null ? '' : `__berm_args<${tool.paramType}>(ptr, len)`;
     const prelude = tool.paramType === null ? '__berm_no_args(ptr, len); ' : '';
     const body = tool.returnsVoid

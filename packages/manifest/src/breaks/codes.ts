@@ -22,6 +22,9 @@ export const BREAK_CODES = [
   'effect-now-writes',
   'retry-weakened',
   'content-removed',
+  'prompt-removed',
+  'prompt-argument-required',
+  'resource-removed',
 ] as const;
 
 export type BreakCode = (typeof BREAK_CODES)[number];
@@ -32,11 +35,14 @@ export function isBreakCode(value: unknown): value is BreakCode {
   return typeof value === 'string' && KNOWN.has(value);
 }
 
-/** One way `next` breaks a caller of `old`. Exactly one of `tool` and `event` is set. */
+/** One way `next` breaks a caller of `old`. Exactly one of `tool`, `event`, `prompt` and `resource` is set. */
 export interface Break {
   code: BreakCode;
   tool?: string;
   event?: string;
+  prompt?: string;
+  /** The resource's or template's path, relative to the harness. */
+  resource?: string;
   /** JSON-pointer-like place inside the tool or event, e.g. `/arguments/properties/units`; `""` for the whole. */
   path: string;
   /** One line naming the place and both sides. */

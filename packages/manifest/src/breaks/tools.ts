@@ -4,6 +4,7 @@ import type { Break, BreakCode, Side } from './codes.js';
 import { oneLine } from './describe.js';
 import { contentBreaks } from './content.js';
 import { effectBreaks } from './effects.js';
+import { surfaceBreaks } from './prompts.js';
 import { type Finding, flatten, labelOf, pointerOf } from './findings.js';
 import { sameJson } from './json.js';
 import { SchemaTooDeep } from './limits.js';
@@ -142,6 +143,7 @@ export function breaks(old: ManifestData, next: ManifestData): Break[] {
   (old.events ?? []).forEach((event, i) => {
     if (oldEvents.get(event.name) === event) out.push(...eventBreaks(graph, event, i, nextEvents.get(event.name)));
   });
+  out.push(...surfaceBreaks(old, next));
   return dedupe(out);
 }
 
@@ -149,7 +151,7 @@ export function breaks(old: ManifestData, next: ManifestData): Break[] {
 function dedupe(list: Break[]): Break[] {
   const seen = new Set<string>();
   return list.filter((b) => {
-    const key = `${b.code}\u0000${b.tool ?? ''}\u0000${b.event ?? ''}\u0000${b.path}\u0000${b.message}`;
+    const key = `${b.code}\u0000${b.tool ?? ''}\u0000${b.event ?? ''}\u0000${b.prompt ?? ''}\u0000${b.resource ?? ''}\u0000${b.path}\u0000${b.message}`;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;

@@ -297,6 +297,9 @@ describe('breaks: the codes', () => {
       'effect-now-writes',
       'retry-weakened',
       'content-removed',
+      'prompt-removed',
+      'prompt-argument-required',
+      'resource-removed',
     ]);
     expect(isBreakCode('type-changed')).toBe(true);
     expect(isBreakCode('type-change')).toBe(false);
@@ -348,8 +351,14 @@ describe('breaks: the codes', () => {
         }),
       ],
       events: [{ name: 'ping', description: 'Ping.', fields: { type: 'object', properties: {} } }],
+      prompts: [
+        { name: 'dropped', description: '', arguments: [] },
+        { name: 'kept', description: '', arguments: [{ name: 'who', description: '' }] },
+      ],
+      resources: [{ path: 'gone', name: 'Gone', description: '' }],
     });
     const next = manifest({
+      prompts: [{ name: 'kept', description: '', arguments: [{ name: 'who', description: '', required: true }] }],
       tools: [
         tool('read'),
         tool('notify', { effect: { kind: 'external_write', retry: 'none' } }),
