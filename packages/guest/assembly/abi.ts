@@ -5,7 +5,9 @@
 // decoded. A tool's result is a managed buffer held by one global until the next result replaces
 // it, so the host can read it after the export returns and the collector reclaims it afterwards.
 import { JSON } from 'json-as';
+import { textBlock } from './blocks';
 import { dropContent, takeContent } from './content';
+import { Messages } from './messages';
 
 let lastResult: ArrayBuffer | null = null;
 
@@ -61,9 +63,16 @@ export function __berm_prompt_args<T>(ptr: usize, len: i32): T {
   return JSON.parse<T>(args === null ? '{}' : args.toString());
 }
 
-/** A prompt rendered as one user message holding `text`. */
-export function __berm_prompt_text(text: string): i64 {
-  return answer('{"ok":{"messages":[{"role":"user","content":{"type":"text","text":' + JSON.stringify<string>(text) + '}}]}}');
+/** A prompt's answer: a string is one user message holding it; Messages are listed as built. */
+export function __berm_prompt_answer<T>(value: T): i64 {
+  if (isString<T>()) {
+    return answer('{"ok":{"messages":[{"role":"user","content":' + textBlock(changetype<string>(value)) + '}]}}');
+  } else if (value instanceof Messages) {
+    return answer('{"ok":{"messages":' + changetype<Messages>(value).toJSONText() + '}}');
+  } else {
+    ERROR('a @prompt function returns a string or Messages');
+    return 0;
+  }
 }
 
 /** {"error": message}, for the abort that unwound the call. */

@@ -1,13 +1,8 @@
 // Content blocks a tool answers beside its value (docs/contract.md §6a): added while the tool runs and
-// taken by the glue into the call's envelope, `{"ok": value, "content": [...]}`. The blocks are JSON
-// text written here, one string each, so a harness that answers content pays for no JSON object model.
-import { JSON } from 'json-as';
+// taken by the glue into the call's envelope, `{"ok": value, "content": [...]}`.
+import { mediaBlock, resourceBlock, resourceLinkBlock, textBlock } from './blocks';
 
 let blocks: string[] = [];
-
-function quoted(text: string): string {
-  return JSON.stringify<string>(text);
-}
 
 /**
  * The call's content blocks, in MCP's shapes. Each method adds one block and returns the builder, so
@@ -17,40 +12,37 @@ function quoted(text: string): string {
 export class Content {
   /** A text block. */
   text(text: string): Content {
-    blocks.push('{"type":"text","text":' + quoted(text) + '}');
+    blocks.push(textBlock(text));
     return this;
   }
 
   /** An image: its bytes as Base64 and its MIME type (`image/png`). */
   image(base64: string, mimeType: string): Content {
-    blocks.push('{"type":"image","data":' + quoted(base64) + ',"mimeType":' + quoted(mimeType) + '}');
+    blocks.push(mediaBlock('image', base64, mimeType));
     return this;
   }
 
   /** A sound: its bytes as Base64 and its MIME type (`audio/wav`). */
   audio(base64: string, mimeType: string): Content {
-    blocks.push('{"type":"audio","data":' + quoted(base64) + ',"mimeType":' + quoted(mimeType) + '}');
+    blocks.push(mediaBlock('audio', base64, mimeType));
     return this;
   }
 
   /** A link to a resource the client may read; `mimeType` and `description` are left out when empty. */
   resourceLink(uri: string, name: string, mimeType: string = '', description: string = ''): Content {
-    let block = '{"type":"resource_link","uri":' + quoted(uri) + ',"name":' + quoted(name);
-    if (mimeType.length > 0) block += ',"mimeType":' + quoted(mimeType);
-    if (description.length > 0) block += ',"description":' + quoted(description);
-    blocks.push(block + '}');
+    blocks.push(resourceLinkBlock(uri, name, mimeType, description));
     return this;
   }
 
   /** A resource embedded as text. */
   resource(uri: string, mimeType: string, text: string): Content {
-    blocks.push('{"type":"resource","resource":{"uri":' + quoted(uri) + ',"mimeType":' + quoted(mimeType) + ',"text":' + quoted(text) + '}}');
+    blocks.push(resourceBlock(uri, mimeType, 'text', text));
     return this;
   }
 
   /** A resource embedded as bytes, given as Base64. */
   resourceBlob(uri: string, mimeType: string, base64: string): Content {
-    blocks.push('{"type":"resource","resource":{"uri":' + quoted(uri) + ',"mimeType":' + quoted(mimeType) + ',"blob":' + quoted(base64) + '}}');
+    blocks.push(resourceBlock(uri, mimeType, 'blob', base64));
     return this;
   }
 }

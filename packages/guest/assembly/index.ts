@@ -14,6 +14,7 @@ import {
 } from './host';
 
 export { Content, content } from './content';
+export { Messages, Role } from './messages';
 
 export {
   berm_alloc,
@@ -23,8 +24,16 @@ export {
   __berm_ok_void,
   __berm_abort_result,
   __berm_prompt_args,
-  __berm_prompt_text,
+  __berm_prompt_answer,
 } from './abi';
+export {
+  __berm_read_request,
+  __berm_read_variables,
+  __berm_read_answer,
+  __berm_read_unknown,
+  __berm_complete_request,
+  __berm_complete_answer,
+} from './surface';
 
 /** How a host call ended (docs/contract.md §4). */
 export enum Outcome {

@@ -111,7 +111,9 @@ describe('@prompt refused', () => {
       if (!isGuestError(error) || error.code !== 'build-error') throw new Error(`expected a build error, got ${String(error)}`);
       const diagnostics = (error.details as { diagnostics: Diagnostic[] }).diagnostics;
       const found = diagnostics.find((d) => d.message.includes('prompt counted'));
-      expect(found?.message).toContain('prompt counted: a prompt returns the string its message holds, not i32');
+      expect(found?.message).toContain(
+        'prompt counted: a prompt returns the string its one user message holds, or the Messages it answers, not i32',
+      );
       // At `i32`, the return type: `export function counted(): i32`.
       expect(found).toMatchObject({ file: 'assembly/index.ts', line: 2, column: 28 });
     } finally {

@@ -32,6 +32,7 @@ export function finishModule(
     module,
     rendered.tools.map((t) => t.name),
     rendered.prompts.map((p) => p.name),
+    rendered.surface,
   );
   for (const name of missing) diagnostics.error(null, `the glue of tool ${name} was not compiled`);
   const data = assembleManifest(
@@ -39,6 +40,7 @@ export function finishModule(
     rendered.tools,
     rendered.events.map((e) => e.spec),
     rendered.prompts,
+    rendered.surface,
   );
   return embedManifest(module, data, diagnostics);
 }
