@@ -1,10 +1,13 @@
-// The MCP conformance suite's fixture tools (`@modelcontextprotocol/conformance`, server scenarios),
-// each answering what its scenario checks with the texts of the suite's reference server. Served as
-// `test_<tool>` by a bermd started with `--tool-separator _`.
-import { content, elicit, log, progress, sample } from '@berm/guest';
+// The MCP conformance suite's fixtures (`@modelcontextprotocol/conformance`, server scenarios): tools,
+// prompts and resources, each answering what its scenario checks with the texts of the suite's reference
+// server. Served as `test_<tool>` and `test_<prompt>`, its resources at `test://<path>`, by a bermd
+// started with `--tool-separator _ --resource-uris harness-scheme`.
+import { content, elicit, log, Messages, progress, sample } from '@berm/guest';
 
 /** A 1×1 red PNG. */
 const IMAGE = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+/** IMAGE's bytes, which the binary resource answers (and the guest library sends as Base64). */
+const IMAGE_BYTES: StaticArray<u8> = [137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 252, 207, 192, 240, 31, 0, 5, 5, 2, 0, 95, 200, 241, 210, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130];
 /** A WAV file with one sample. */
 const AUDIO = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 
@@ -177,4 +180,107 @@ export function elicitation_sep1330_enums(): void {
       '},"required":[]}',
     'Elicitation completed: ',
   );
+}
+
+/**
+ * A static text resource for testing
+ * @resource static-text
+ * @mime text/plain
+ */
+export function static_text(): string {
+  return 'This is the content of the static text resource.';
+}
+
+/**
+ * A static binary resource (image) for testing
+ * @resource static-binary
+ * @mime image/png
+ */
+export function static_binary(): Uint8Array {
+  const bytes = new Uint8Array(IMAGE_BYTES.length);
+  for (let i = 0; i < IMAGE_BYTES.length; i++) bytes[i] = IMAGE_BYTES[i];
+  return bytes;
+}
+
+/**
+ * A resource a subscriber is told of when it changes
+ * @resource watched-resource
+ * @mime text/plain
+ */
+export function watched_resource(): string {
+  return 'Watched resource content';
+}
+
+@json
+class TemplateVariables {
+  id: string = '';
+}
+
+/**
+ * A resource template with parameter substitution
+ * @template template/{id}/data
+ * @mime application/json
+ */
+export function template(vars: TemplateVariables): string {
+  return '{"id":' + JSON.stringify<string>(vars.id) + ',"templateTest":true,"data":' + JSON.stringify<string>('Data for ID: ' + vars.id) + '}';
+}
+
+/**
+ * A simple prompt without arguments
+ * @prompt
+ */
+export function simple_prompt(): string {
+  return 'This is a simple prompt for testing.';
+}
+
+@json
+class PromptArguments {
+  /** First test argument */
+  arg1: string = '';
+  /** Second test argument */
+  arg2: string = '';
+}
+
+/**
+ * A prompt with required arguments
+ * @prompt
+ */
+export function prompt_with_arguments(args: PromptArguments): string {
+  return 'Prompt with arguments: arg1=\'' + args.arg1 + '\', arg2=\'' + args.arg2 + '\'';
+}
+
+const ARG1_VALUES = ['paris', 'park', 'party'];
+
+/**
+ * The values of prompt_with_arguments' arg1 that begin with what was typed.
+ * @complete prompt_with_arguments arg1
+ */
+export function complete_arg1(value: string): string[] {
+  const values = new Array<string>();
+  for (let i = 0; i < ARG1_VALUES.length; i++) if (ARG1_VALUES[i].startsWith(value)) values.push(ARG1_VALUES[i]);
+  return values;
+}
+
+@json
+class EmbeddedResourceArguments {
+  /** URI of the resource to embed */
+  resourceUri: string = '';
+}
+
+/**
+ * A prompt that includes an embedded resource
+ * @prompt
+ */
+export function prompt_with_embedded_resource(args: EmbeddedResourceArguments): Messages {
+  return new Messages()
+    .resource(args.resourceUri, 'text/plain', 'Embedded resource content for testing.')
+    .text('Please process the embedded resource above.');
+}
+
+/**
+ * A prompt that includes image content
+ * @prompt
+ */
+export function prompt_with_image(): Messages {
+  return new Messages().image(IMAGE, 'image/png').text('Please analyze the image above.');
 }
