@@ -24,7 +24,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   if (!args.includes('--url')) {
     console.error(
-      'conformance: no --url: give the /mcp address of a bermd serving examples/conformance as test with --tool-separator _, e.g. npm run conformance -- --url http://127.0.0.1:7477/mcp',
+      'conformance: no --url: give the /mcp address of a bermd serving examples/conformance as test with --tool-separator _ --resource-uris harness-scheme, e.g. npm run conformance -- --url http://127.0.0.1:7477/mcp',
     );
     process.exit(2);
   }
