@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Regenerates each WAT example image from its readable sources: <name>/<name>.wat compiled by wabt,
 // with <name>/manifest.json written into its .berm.abi section. (The AssemblyScript examples,
-// weather and geo, are built by `crab build` and not committed.) The images are committed so that
+// weather, geo and conformance, are built by `crab build`, or by buildGuestExample below, and not
+// committed.) The images are committed so that
 // `crab inspect examples/echo.wasm` works right after install; a test checks they match their sources.
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +24,16 @@ export async function buildExample(name) {
   } finally {
     module.destroy();
   }
+}
+
+/**
+ * Builds the AssemblyScript example `name` (examples/<name>, a @berm/guest project) as `crab build` does,
+ * and answers its image's bytes; nothing is written. The guest toolchain is loaded only here: the WAT
+ * examples above need none of it.
+ */
+export async function buildGuestExample(name) {
+  const { build } = await import('@berm/guest/build');
+  return (await build({ dir: path.join(here, name) })).bytes;
 }
 
 export async function exampleNames() {

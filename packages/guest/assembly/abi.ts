@@ -5,6 +5,9 @@
 // decoded. A tool's result is a managed buffer held by one global until the next result replaces
 // it, so the host can read it after the export returns and the collector reclaims it afterwards.
 import { JSON } from 'json-as';
+import { textBlock } from './blocks';
+import { dropContent, takeContent } from './content';
+import { Messages } from './messages';
 
 let lastResult: ArrayBuffer | null = null;
 
@@ -33,22 +36,24 @@ function answer(text: string): i64 {
 
 /** A tool's arguments, parsed from what the host wrote. */
 export function __berm_args<T>(ptr: usize, len: i32): T {
+  dropContent();
   return JSON.parse<T>(takeText(ptr, len));
 }
 
 /** Frees the arguments of a tool that takes none. */
 export function __berm_no_args(ptr: usize, len: i32): void {
+  dropContent();
   heap.free(ptr);
 }
 
-/** {"ok": value} */
+/** {"ok": value}, with the content blocks the call added. */
 export function __berm_ok<T>(value: T): i64 {
-  return answer('{"ok":' + JSON.stringify<T>(value) + '}');
+  return answer('{"ok":' + JSON.stringify<T>(value) + takeContent() + '}');
 }
 
-/** {"ok": null}, for a tool that returns nothing. */
+/** {"ok": null}, for a tool that returns nothing, with the content blocks the call added. */
 export function __berm_ok_void(): i64 {
-  return answer('{"ok":null}');
+  return answer('{"ok":null' + takeContent() + '}');
 }
 
 /** A prompt's arguments: the `arguments` member of what the host wrote (`{"arguments": {...}}`), parsed. */
@@ -58,13 +63,21 @@ export function __berm_prompt_args<T>(ptr: usize, len: i32): T {
   return JSON.parse<T>(args === null ? '{}' : args.toString());
 }
 
-/** A prompt rendered as one user message holding `text`. */
-export function __berm_prompt_text(text: string): i64 {
-  return answer('{"ok":{"messages":[{"role":"user","content":{"type":"text","text":' + JSON.stringify<string>(text) + '}}]}}');
+/** A prompt's answer: a string is one user message holding it; Messages are listed as built. */
+export function __berm_prompt_answer<T>(value: T): i64 {
+  if (isString<T>()) {
+    return answer('{"ok":{"messages":[{"role":"user","content":' + textBlock(changetype<string>(value)) + '}]}}');
+  } else if (value instanceof Messages) {
+    return answer('{"ok":{"messages":' + changetype<Messages>(value).toJSONText() + '}}');
+  } else {
+    ERROR('a @prompt function returns a string or Messages');
+    return 0;
+  }
 }
 
 /** {"error": message}, for the abort that unwound the call. */
 export function __berm_abort_result(): i64 {
+  dropContent();
   // @ts-expect-error: a global of ~lib/berm_abort, which the transform adds to every build
   return answer('{"error":' + JSON.stringify<string>(__berm_abort_message()) + '}');
 }

@@ -28,3 +28,16 @@ export declare function berm_resource_updated(ptr: usize, len: i32): i64;
 // @ts-expect-error: decorator
 @external("berm", "http.fetch")
 export declare function berm_http_fetch(ptr: usize, len: i32): i64;
+
+// @ts-expect-error: decorator
+@external("berm", "progress")
+export declare function berm_progress(ptr: usize, len: i32): i64;
+
+// Syscalls that ask the client making the call: declared by the transform when the code makes them.
+// @ts-expect-error: decorator
+@external("berm", "elicit")
+export declare function berm_elicit(ptr: usize, len: i32): i64;
+
+// @ts-expect-error: decorator
+@external("berm", "sample")
+export declare function berm_sample(ptr: usize, len: i32): i64;

@@ -1,7 +1,20 @@
-// What a harness imports: `import { call, log, emit, fetch } from "@berm/guest"`.
+// What a harness imports: `import { call, log, emit, fetch, content, progress, elicit, sample } from "@berm/guest"`.
 import { JSON } from 'json-as';
 import { takeAnswer } from './abi';
-import { berm_call, berm_emit, berm_http_fetch, berm_idempotency_key, berm_log, berm_resource_updated } from './host';
+import {
+  berm_call,
+  berm_elicit,
+  berm_emit,
+  berm_http_fetch,
+  berm_idempotency_key,
+  berm_log,
+  berm_progress,
+  berm_resource_updated,
+  berm_sample,
+} from './host';
+
+export { Content, content } from './content';
+export { Messages, Role } from './messages';
 
 export {
   berm_alloc,
@@ -11,8 +24,16 @@ export {
   __berm_ok_void,
   __berm_abort_result,
   __berm_prompt_args,
-  __berm_prompt_text,
+  __berm_prompt_answer,
 } from './abi';
+export {
+  __berm_read_request,
+  __berm_read_variables,
+  __berm_read_answer,
+  __berm_read_unknown,
+  __berm_complete_request,
+  __berm_complete_answer,
+} from './surface';
 
 /** How a host call ended (docs/contract.md §4). */
 export enum Outcome {
@@ -125,6 +146,21 @@ function sendIdempotencyKey(): Answer {
 function sendFetch(request: string): Answer {
   const bytes = String.UTF8.encode(request);
   return readAnswer(takeAnswer(berm_http_fetch(changetype<usize>(bytes), bytes.byteLength)));
+}
+
+function sendProgress(request: string): Answer {
+  const bytes = String.UTF8.encode(request);
+  return readAnswer(takeAnswer(berm_progress(changetype<usize>(bytes), bytes.byteLength)));
+}
+
+function sendElicit(request: string): Answer {
+  const bytes = String.UTF8.encode(request);
+  return readAnswer(takeAnswer(berm_elicit(changetype<usize>(bytes), bytes.byteLength)));
+}
+
+function sendSample(request: string): Answer {
+  const bytes = String.UTF8.encode(request);
+  return readAnswer(takeAnswer(berm_sample(changetype<usize>(bytes), bytes.byteLength)));
 }
 
 /**
@@ -304,4 +340,73 @@ export function fetch(url: string, init: RequestInit | null = null): FetchResult
   const answer = sendFetch(JSON.stringify<FetchRequest>(request));
   if (!answer.ok) return new FetchResult(answer.outcome, null, answer.message);
   return new FetchResult(Outcome.Ok, JSON.parse<Response>(answer.json), '');
+}
+
+/**
+ * Tells the client how far the call has come: `done` of `total` (left out when NaN), with `message`
+ * (left out when empty). Sent to a client that asked for progress, dropped otherwise. False when the
+ * host refused it: `done` below the previous report, or too many reports in one call.
+ */
+export function progress(done: f64, total: f64 = NaN, message: string = ''): bool {
+  let request = '{"progress":' + JSON.stringify<f64>(done);
+  if (!isNaN(total)) request += ',"total":' + JSON.stringify<f64>(total);
+  if (message.length > 0) request += ',"message":' + JSON.stringify<string>(message);
+  return sendProgress(request + '}').ok;
+}
+
+/** The answer's shape, read with json-as; `content` kept as its JSON text. */
+@json
+class ElicitAnswer {
+  action: string = '';
+  @omitnull()
+  content: JSON.Raw | null = null;
+}
+
+/** What the user answered an `elicit`: Ok with `action` and `contentJson`, or Refused (nothing was asked). */
+export class Elicitation extends HostResult {
+  constructor(
+    outcome: Outcome,
+    /** With Ok: "accept", "decline" or "cancel"; otherwise "". */
+    public action: string,
+    /** With an accepted answer, the content as JSON text (an object of the requested schema's fields); otherwise "". */
+    public contentJson: string,
+    message: string,
+  ) {
+    super(outcome, message);
+  }
+
+  /** True when the user accepted and answered the form. */
+  get accepted(): bool {
+    return this.outcome == Outcome.Ok && this.action == 'accept';
+  }
+
+  /** The content parsed as T (a @json class of the requested fields). Throws (the tool answers an error) when there is none. */
+  content<T>(): T {
+    if (this.contentJson.length == 0) throw new Error(this.outcome == Outcome.Ok ? 'the user answered ' + this.action + ', with no content' : this.message);
+    return JSON.parse<T>(this.contentJson);
+  }
+}
+
+/**
+ * Asks the user of the client that made the call to fill in a form: MCP's `elicitation/create`, with
+ * `message` and `requestedSchema`, the form's JSON Schema as text (a flat object of primitive
+ * properties). Makes the syscall berm.elicit, which the build declares. Refused when the client cannot
+ * be asked (no elicitation capability, a call not made over MCP, no answer within the time limit).
+ */
+export function elicit(message: string, requestedSchemaJson: string): Elicitation {
+  const answer = sendElicit('{"message":' + JSON.stringify<string>(message) + ',"requestedSchema":' + requestedSchemaJson + '}');
+  if (!answer.ok) return new Elicitation(answer.outcome, '', '', answer.message);
+  const parsed = JSON.parse<ElicitAnswer>(answer.json);
+  const raw = parsed.content;
+  return new Elicitation(Outcome.Ok, parsed.action, raw === null ? '' : raw.toString(), '');
+}
+
+/**
+ * Asks the model of the client that made the call: MCP's `sampling/createMessage`, whose params
+ * (`messages`, `maxTokens`, `systemPrompt`, ...) `paramsJson` holds as JSON text. Ok with the
+ * CreateMessageResult (`value<T>()`, `json`); Refused as `elicit` is. Makes the syscall berm.sample,
+ * which the build declares.
+ */
+export function sample(paramsJson: string): Answer {
+  return sendSample(paramsJson);
 }

@@ -43,19 +43,6 @@ export function counted(): i32 {
 }
 `;
 
-/** The envelope `exportName` answers for the request `request`, called as bermd calls it. */
-function callExport(host: TestHost, exportName: string, request: unknown): unknown {
-  const exports = (host as unknown as { exports: Record<string, unknown> }).exports;
-  const alloc = exports.berm_alloc as (len: number) => number;
-  const entry = exports[exportName] as (ptr: number, len: number) => bigint;
-  const bytes = new TextEncoder().encode(JSON.stringify(request));
-  const ptr = alloc(bytes.length) >>> 0;
-  new Uint8Array(host.memory.buffer, ptr, bytes.length).set(bytes);
-  const packed = entry(ptr, bytes.length);
-  const out = new Uint8Array(host.memory.buffer, Number(packed >> 32n), Number(packed & 0xffffffffn));
-  return JSON.parse(new TextDecoder().decode(out));
-}
-
 describe('@prompt functions', () => {
   let dir: string;
   let manifest: ManifestData;
@@ -89,13 +76,13 @@ describe('@prompt functions', () => {
   });
 
   it('are exported as berm_prompt_NAME and answer one user message from the arguments given', () => {
-    expect(callExport(host, 'berm_prompt_greet', { arguments: { who: 'Ada', tone: 'warm' } })).toEqual({
+    expect(host.callExport('berm_prompt_greet', { arguments: { who: 'Ada', tone: 'warm' } })).toEqual({
       ok: { messages: [{ role: 'user', content: { type: 'text', text: 'Greet Ada in a warm tone.' } }] },
     });
-    expect(callExport(host, 'berm_prompt_greet', { arguments: { who: 'Bo' } })).toEqual({
+    expect(host.callExport('berm_prompt_greet', { arguments: { who: 'Bo' } })).toEqual({
       ok: { messages: [{ role: 'user', content: { type: 'text', text: 'Greet Bo.' } }] },
     });
-    expect(callExport(host, 'berm_prompt_hello', { arguments: {} })).toEqual({
+    expect(host.callExport('berm_prompt_hello', { arguments: {} })).toEqual({
       ok: { messages: [{ role: 'user', content: { type: 'text', text: 'Hello.' } }] },
     });
     expect(host.call('add')).toEqual({ ok: 2 });
@@ -111,7 +98,9 @@ describe('@prompt refused', () => {
       if (!isGuestError(error) || error.code !== 'build-error') throw new Error(`expected a build error, got ${String(error)}`);
       const diagnostics = (error.details as { diagnostics: Diagnostic[] }).diagnostics;
       const found = diagnostics.find((d) => d.message.includes('prompt counted'));
-      expect(found?.message).toContain('prompt counted: a prompt returns the string its message holds, not i32');
+      expect(found?.message).toContain(
+        'prompt counted: a prompt returns the string its one user message holds, or the Messages it answers, not i32',
+      );
       // At `i32`, the return type: `export function counted(): i32`.
       expect(found).toMatchObject({ file: 'assembly/index.ts', line: 2, column: 28 });
     } finally {

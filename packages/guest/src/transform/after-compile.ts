@@ -6,7 +6,7 @@ import type { ManifestData } from '@berm/manifest';
 import type { Program } from 'assemblyscript';
 import type { RenderedHarness } from './after-initialize.js';
 import type { ParsedHarness } from './after-parse.js';
-import { checkEmits, checkImports, checkSecrets } from './checks.js';
+import { checkContent, checkEmits, checkImports, checkSecrets, declareAskSyscalls } from './checks.js';
 import type { Diagnostics } from './diagnostics.js';
 import { assembleManifest, embedManifest } from './manifest.js';
 import { type Binaryen, type BinaryenModule, functionImports, shapeExports } from './module.js';
@@ -22,13 +22,17 @@ export function finishModule(
 ): ManifestData | undefined {
   const { project } = parsed;
   checkEmits(program, new Set(rendered.events.map((e) => e.cls)), diagnostics);
-  checkImports(functionImports(binaryen, module), project.deps, parsed.packageJson, diagnostics);
+  checkContent(program, rendered.tools, diagnostics);
+  const imports = functionImports(binaryen, module);
+  declareAskSyscalls(imports, project.deps, parsed.packageJson, diagnostics);
+  checkImports(imports, project.deps, parsed.packageJson, diagnostics);
   checkSecrets(program, project.deps.secrets, diagnostics);
   const missing = shapeExports(
     binaryen,
     module,
     rendered.tools.map((t) => t.name),
     rendered.prompts.map((p) => p.name),
+    rendered.surface,
   );
   for (const name of missing) diagnostics.error(null, `the glue of tool ${name} was not compiled`);
   const data = assembleManifest(
@@ -36,6 +40,7 @@ export function finishModule(
     rendered.tools,
     rendered.events.map((e) => e.spec),
     rendered.prompts,
+    rendered.surface,
   );
   return embedManifest(module, data, diagnostics);
 }

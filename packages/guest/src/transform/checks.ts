@@ -5,8 +5,8 @@
  */
 import { ElementKind, SourceKind } from 'assemblyscript';
 import type { Class, Function as AsFunction, Program } from 'assemblyscript';
-import type { Deps } from '@berm/manifest';
-import { ABI_HOST_CALLS } from '@berm/protocol';
+import type { ContentKind, Deps, ToolSpec } from '@berm/manifest';
+import { ABI_HOST_CALLS, ASK_SYSCALLS } from '@berm/protocol';
 import type { Diagnostics, ProjectFile } from './diagnostics.js';
 import type { ModuleImport } from './module.js';
 import { offsetOf } from './project.js';
@@ -30,6 +30,33 @@ export function checkEmits(program: Program, events: ReadonlySet<Class>, diagnos
     const what = type === undefined ? '?' : typeName(program, type);
     const decl = cls?.prototype.declaration;
     diagnostics.error(decl?.name.range ?? null, `emit<${what}>: ${what} is not an event; mark its class with an @event doc tag`);
+  }
+}
+
+/** What makes each syscall, for the message about one declared and never made. */
+const MADE_BY: Record<string, string> = {
+  'berm.http.fetch': 'fetch()',
+  'berm.elicit': 'elicit()',
+  'berm.sample': 'sample()',
+};
+
+/**
+ * The syscalls that ask the calling client (berm.elicit, berm.sample) reach nothing an operator lists,
+ * so they are declared with no strings: the build declares each one the code makes, and refuses one
+ * package.json declares with strings, at its declaration.
+ */
+export function declareAskSyscalls(imports: readonly ModuleImport[], deps: Deps, packageJson: ProjectFile, diagnostics: Diagnostics): void {
+  const text = packageJson.text ?? '';
+  for (const syscall of ASK_SYSCALLS) {
+    const reach = deps.syscalls[syscall];
+    if (reach !== undefined && reach.length > 0) {
+      diagnostics.errorIn(
+        packageJson,
+        offsetOf(text, ['berm', 'deps', 'syscalls', syscall]),
+        `berm.deps.syscalls declares ${syscall} with ${JSON.stringify(reach)}; it reaches only the client making the call and takes no strings: write [] (or leave it out, the build declares it when the code makes it)`,
+      );
+    }
+    if (reach === undefined && imports.some((imp) => `${imp.module}.${imp.field}` === syscall)) deps.syscalls[syscall] = [];
   }
 }
 
@@ -61,7 +88,7 @@ export function checkImports(imports: readonly ModuleImport[], deps: Deps, packa
       diagnostics.errorIn(
         packageJson,
         offsetOf(text, ['berm', 'deps', 'syscalls', syscall]),
-        `package.json declares the syscall ${syscall} in berm.deps.syscalls, but the code never makes it; remove it, or call what makes it (fetch() for berm.http.fetch)`,
+        `package.json declares the syscall ${syscall} in berm.deps.syscalls, but the code never makes it; remove it, or call what makes it${Object.hasOwn(MADE_BY, syscall) ? ` (${MADE_BY[syscall]})` : ''}`,
       );
     }
   }
@@ -82,4 +109,42 @@ export function checkSecrets(program: Program, secrets: readonly string[], diagn
       );
     }
   }
+}
+
+/** The content kind each method of the library's `Content` adds. */
+const CONTENT_METHODS: Record<string, ContentKind> = {
+  text: 'text',
+  image: 'image',
+  audio: 'audio',
+  resourceLink: 'resource_link',
+  resource: 'resource',
+  resourceBlob: 'resource',
+};
+
+/**
+ * A content block the code adds must be of a kind some tool declares with `@content`: the host would
+ * refuse it at every call (bad-content). Reported where the code first adds one, as near as a scan of
+ * the harness's files finds it.
+ */
+export function checkContent(program: Program, tools: readonly ToolSpec[], diagnostics: Diagnostics): void {
+  const declared = new Set(tools.flatMap((t) => t.content ?? []));
+  for (const name of program.instancesByName.keys()) {
+    const method = /\/@berm\/guest\/assembly\/content\/Content#(\w+)$/.exec(name)?.[1];
+    const kind = method === undefined || !Object.hasOwn(CONTENT_METHODS, method) ? undefined : CONTENT_METHODS[method];
+    if (kind === undefined || declared.has(kind)) continue;
+    const message = `the code adds ${kind} content (content.${method}()), and no tool declares it: add "@content ${kind}" to the doc comment of the tool that answers it`;
+    const place = firstUse(program, method!);
+    if (place === null) diagnostics.error(null, message);
+    else diagnostics.errorAt(place.source, place.at, method!.length, message);
+  }
+}
+
+function firstUse(program: Program, method: string): { source: Program['sources'][number]; at: number } | null {
+  const pattern = new RegExp(`\\.${method}\\s*\\(`);
+  for (const source of program.sources) {
+    if (source.sourceKind !== SourceKind.User && source.sourceKind !== SourceKind.UserEntry) continue;
+    const found = pattern.exec(source.text);
+    if (found !== null) return { source, at: found.index + 1 };
+  }
+  return null;
 }

@@ -23,7 +23,7 @@ type EffectTag = (typeof EFFECT_TAGS)[number];
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Where each effect tag of one tool's doc comment is written, to report a problem at it. */
+/** Where each tag of one tool's doc comment is written, to report a problem at it. */
 export class TagPlaces {
   constructor(
     private readonly source: Source,
@@ -32,7 +32,7 @@ export class TagPlaces {
     private readonly fallback: Range,
   ) {}
 
-  report(diagnostics: Diagnostics, tag: EffectTag, message: string): void {
+  report(diagnostics: Diagnostics, tag: string, message: string): void {
     const text = this.source.text;
     const end = text.lastIndexOf('*/', this.declStart);
     const open = end < 0 ? -1 : text.lastIndexOf('/**', end);

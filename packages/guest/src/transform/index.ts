@@ -60,7 +60,12 @@ export class BermTransform {
   private readonly diagnostics: Diagnostics;
   private jsonAs: JsonAs | null = null;
   private parsed: ParsedHarness | null = null;
-  private rendered: RenderedHarness = { tools: [], events: [], prompts: [] };
+  private rendered: RenderedHarness = {
+    tools: [],
+    events: [],
+    prompts: [],
+    surface: { resources: [], templates: [], read: false, complete: false },
+  };
 
   constructor() {
     // The compiler's program is on the prototype already (see above).

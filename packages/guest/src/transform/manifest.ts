@@ -7,6 +7,8 @@ import {
   type EventSpec,
   type ManifestData,
   type PromptSpec,
+  type ResourceSpec,
+  type ResourceTemplateSpec,
   type ToolSpec,
 } from '@berm/manifest';
 import type { Diagnostics } from './diagnostics.js';
@@ -18,6 +20,7 @@ export function assembleManifest(
   tools: readonly ToolSpec[],
   events: readonly EventSpec[],
   prompts: readonly PromptSpec[] = [],
+  surface: { resources: readonly ResourceSpec[]; templates: readonly ResourceTemplateSpec[] } = { resources: [], templates: [] },
 ): ManifestData {
   const data: ManifestData = {
     abi_version: ABI_VERSION,
@@ -31,8 +34,10 @@ export function assembleManifest(
     events: [...events],
     deps: project.deps,
   };
-  // A harness without prompts declares none, so its manifest reads as it did before prompts were.
+  // A harness without prompts or resources declares none, so its manifest reads as it did before prompts were.
   if (prompts.length > 0) data.prompts = [...prompts];
+  if (surface.resources.length > 0) data.resources = [...surface.resources];
+  if (surface.templates.length > 0) data.resource_templates = [...surface.templates];
   return data;
 }
 

@@ -6,13 +6,15 @@
  *   pointer the unwound frames left behind (the incremental collector scans that stack, so a pointer
  *   left low would leak the stack a little on every failed call).
  * - `__berm_unwind`, where ~lib/berm_abort lands, throws that tag; so no abort ever traps or imports.
- * - Every other export goes: the module exports `memory`, `berm_alloc` and the tools, nothing else.
+ * - So do each prompt's export and `berm_resource_read` / `berm_complete` when written.
+ * - Every other export goes: the module exports `memory`, `berm_alloc` and the ABI's functions, nothing else.
  *
  * Wasm exception handling (the `try`/`catch` instructions) runs in V8 since 9.5, so on every Node
  * berm supports; it is the one feature a berm build adds to AssemblyScript's defaults.
  */
 
-import { ALLOC_EXPORT, promptExport, toolExport } from '@berm/protocol';
+import { ALLOC_EXPORT, COMPLETE_EXPORT, promptExport, RESOURCE_READ_EXPORT, toolExport } from '@berm/protocol';
+import { COMPLETE_GLUE, READ_GLUE } from './surface-glue.js';
 import { ABORT_RESULT, glueExport, promptGlueExport } from './tools.js';
 
 /** The part of binaryen.js used here; the compiler hands the transform its own instance. */
@@ -56,7 +58,13 @@ export function functionImports(b: Binaryen, module: BinaryenModule): ModuleImpo
  * Rewrites the exports as the ABI wants them. `tools` are the tool names whose glue was compiled;
  * returns the names whose glue export was not found (a bug, reported by the caller).
  */
-export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonly string[], prompts: readonly string[] = []): string[] {
+export function shapeExports(
+  b: Binaryen,
+  module: BinaryenModule,
+  tools: readonly string[],
+  prompts: readonly string[] = [],
+  surface: { read: boolean; complete: boolean } = { read: false, complete: false },
+): string[] {
   const exports = exportsOf(b, module);
   const abortResult = exports.get(ABORT_RESULT)?.value;
   const canAbort = module.getFunction(UNWIND) !== 0;
@@ -71,6 +79,8 @@ export function shapeExports(b: Binaryen, module: BinaryenModule, tools: readonl
   const wrapped: Array<{ name: string; glue: string; abi: string }> = [
     ...tools.map((tool) => ({ name: tool, glue: glueExport(tool), abi: toolExport(tool) })),
     ...prompts.map((prompt) => ({ name: prompt, glue: promptGlueExport(prompt), abi: promptExport(prompt) })),
+    ...(surface.read ? [{ name: RESOURCE_READ_EXPORT, glue: READ_GLUE, abi: RESOURCE_READ_EXPORT }] : []),
+    ...(surface.complete ? [{ name: COMPLETE_EXPORT, glue: COMPLETE_GLUE, abi: COMPLETE_EXPORT }] : []),
   ];
   for (const { name: tool, glue: glueName, abi } of wrapped) {
     const glue = exports.get(glueName)?.value;

@@ -2,7 +2,7 @@
  * A `@prompt` function of the entry as the manifest lists it: its parameter's `@json` class gives the
  * arguments (a `string` field is required, a `string | null` one optional; each field's doc comment is
  * its description), its doc comment the prompt's description, and it returns the `string` the prompt's
- * one user message holds. What does not fit is reported where it is written, and left out.
+ * one user message holds, or the `Messages` it answers. What does not fit is reported where it is written, and left out.
  */
 import { ElementKind } from 'assemblyscript';
 import type { File, Function as AsFunction, FunctionPrototype, Program } from 'assemblyscript';
@@ -27,9 +27,10 @@ export function renderPrompt(
   const spec: PromptSpec = { name: prompt.name, description: doc.text, arguments: [] };
   try {
     const returns = fn.signature.returnType;
-    if (returns.classReference !== program.stringInstance || returns.isNullableReference) {
+    const messages = returns.classReference?.prototype.internalName.endsWith('/guest/assembly/messages/Messages') === true;
+    if ((returns.classReference !== program.stringInstance && !messages) || returns.isNullableReference) {
       throw new UnsupportedType(
-        `a prompt returns the string its message holds, not ${typeName(program, returns)}`,
+        `a prompt returns the string its one user message holds, or the Messages it answers, not ${typeName(program, returns)}`,
         prompt.decl.signature.returnType.range,
       );
     }

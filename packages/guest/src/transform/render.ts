@@ -7,6 +7,7 @@ import { ElementKind, NodeKind, SourceKind } from 'assemblyscript';
 import type { Class, ClassDeclaration, ClassPrototype, File, Function as AsFunction, FunctionPrototype, Program } from 'assemblyscript';
 import type { EventSpec, ToolSpec } from '@berm/manifest';
 import type { Diagnostics } from './diagnostics.js';
+import { contentOfTags } from './content-tags.js';
 import { docBefore } from './docs.js';
 import { effectOfTags, type TagPlaces } from './effects.js';
 import { eventName } from './names.js';
@@ -69,6 +70,8 @@ export function renderTool(
   if (doc.tags.has('deprecated')) spec.deprecated = true;
   const effect = effectOfTags(tool.name, doc, places, diagnostics);
   if (effect !== undefined) spec.effect = effect;
+  const content = contentOfTags(tool.name, doc, places, diagnostics);
+  if (content !== undefined) spec.content = content;
   return spec;
 }
 

@@ -13,6 +13,7 @@ import { CommonFlags, NodeKind } from 'assemblyscript';
 import type { ExportStatement, FunctionDeclaration, NamedTypeNode, Node, Source } from 'assemblyscript';
 import { ALLOC_EXPORT } from '@berm/protocol';
 import { docBefore } from './docs.js';
+import { surfaceGlue } from './surface-glue.js';
 
 /** Tool names as the manifest allows them (docs/contract.md §2). */
 export const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -39,9 +40,16 @@ export interface ToolDecl {
   /** The parameter's type as written, or null for a tool that takes none. */
   paramType: string | null;
   returnsVoid: boolean;
-  /** Tagged `@prompt`: a prompt the function renders, not a tool. */
-  prompt: boolean;
+  /** What the function is: a tool, or (by its tag) a prompt, a resource, a template or a completion. */
+  kind: DeclKind;
+  /** The tag's text: a resource's or template's path, a completion's `TARGET ARGUMENT`. */
+  tagText: string;
 }
+
+export type DeclKind = 'tool' | 'prompt' | 'resource' | 'template' | 'complete';
+
+/** The tags that make an exported function something other than a tool. */
+const KIND_TAGS = ['prompt', 'resource', 'template', 'complete'] as const;
 
 export interface ToolProblem {
   message: string;
@@ -111,14 +119,22 @@ function addTool(name: string, decl: FunctionDeclaration, at: Node, tools: ToolD
   }
   const returnsVoid = returnType.kind === NodeKind.NamedType && (returnType as NamedTypeNode).name.identifier.text === 'void';
   const source = decl.range.source;
-  const prompt = docBefore(source.text, decl.range.start).tags.has('prompt');
+  const tags = docBefore(source.text, decl.range.start).tags;
+  const kinds = KIND_TAGS.filter((tag) => tags.has(tag));
+  if (kinds.length > 1) {
+    problems.push({ node: at, message: `${name} is tagged ${kinds.map((k) => `@${k}`).join(' and ')}; a function is one of them` });
+    return;
+  }
+  const tag = kinds[0];
+  const kind: DeclKind = tag ?? 'tool';
   tools.push({
     name,
     local: decl.name.text,
     decl,
     paramType: params.length === 1 ? text(source, params[0]!.type) : null,
     returnsVoid,
-    prompt,
+    kind,
+    tagText: tag === undefined ? '' : tags.get(tag)!,
   });
 }
 
@@ -127,15 +143,16 @@ export function glueFor(tools: readonly ToolDecl[]): string {
   const lines = [
     '',
     '// berm: ABI glue written by the @berm/guest transform',
-    'import { __berm_args, __berm_no_args, __berm_ok, __berm_ok_void, __berm_prompt_args, __berm_prompt_text } from "@berm/guest";',
+    'import { __berm_args, __berm_no_args, __berm_ok, __berm_ok_void, __berm_prompt_args, __berm_prompt_answer } from "@berm/guest";',
     `export { ${ALLOC_EXPORT}, ${ABORT_RESULT} } from "@berm/guest";`,
   ];
   for (const tool of tools) {
-    if (tool.prompt) {
+    if (tool.kind === 'resource' || tool.kind === 'template' || tool.kind === 'complete') continue;
+    if (tool.kind === 'prompt') {
       const args = tool.paramType === null ? '' : `__berm_prompt_args<${tool.paramType}>(ptr, len)`;
       const prelude = tool.paramType === null ? '__berm_no_args(ptr, len); ' : '';
       lines.push(
-        `export function ${promptGlueExport(tool.name)}(ptr: usize, len: i32): i64 { ${prelude}return __berm_prompt_text(${tool.local}(${args})); }`,
+        `export function ${promptGlueExport(tool.name)}(ptr: usize, len: i32): i64 { ${prelude}return __berm_prompt_answer(${tool.local}(${args})); }`,
       );
       continue;
     }
@@ -146,5 +163,6 @@ export function glueFor(tools: readonly ToolDecl[]): string {
       : `${prelude}return __berm_ok(${tool.local}(${args}));`;
     lines.push(`export function ${glueExport(tool.name)}(ptr: usize, len: i32): i64 { ${body} }`);
   }
+  lines.push(...surfaceGlue(tools));
   return `${lines.join('\n')}\n`;
 }

@@ -79,8 +79,13 @@ export class TestHost {
 
   /** Calls tool `tool` with `args` (JSON text or a value) and returns the envelope it answers, parsed. */
   call(tool: string, args: unknown = {}): { ok?: unknown; error?: string } {
-    const entry = this.exports[`berm_tool_${tool}`] as (ptr: number, len: number) => bigint;
-    const text = typeof args === 'string' ? args : JSON.stringify(args);
+    return this.callExport(`berm_tool_${tool}`, args);
+  }
+
+  /** Calls the export `name` (a tool's, a prompt's, berm_resource_read, berm_complete) with `request`, as bermd does; the envelope, parsed. */
+  callExport(name: string, request: unknown): { ok?: unknown; error?: string } {
+    const entry = this.exports[name] as (ptr: number, len: number) => bigint;
+    const text = typeof request === 'string' ? request : JSON.stringify(request);
     const packed = this.write(text);
     const result = entry(Number(packed >> 32n), Number(packed & 0xffffffffn));
     return JSON.parse(this.read(Number(result >> 32n), Number(result & 0xffffffffn))) as { ok?: unknown; error?: string };
