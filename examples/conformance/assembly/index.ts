@@ -2,7 +2,7 @@
 // prompts and resources, each answering what its scenario checks with the texts of the suite's reference
 // server. Served as `test_<tool>` and `test_<prompt>`, its resources at `test://<path>`, by a bermd
 // started with `--tool-separator _ --resource-uris harness-scheme`.
-import { content, elicit, log, Messages, progress, sample } from '@berm/guest';
+import { content, elicit, log, Messages, progress, resourceUpdated, sample } from '@berm/guest';
 
 /** A 1×1 red PNG. */
 const IMAGE = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
@@ -209,6 +209,14 @@ export function static_binary(): Uint8Array {
  */
 export function watched_resource(): string {
   return 'Watched resource content';
+}
+
+/**
+ * Tells the clients subscribed to the watched resource that it changed (the suite subscribes and
+ * unsubscribes only; this shows the notification a subscriber receives)
+ */
+export function touch_watched(): bool {
+  return resourceUpdated('watched-resource');
 }
 
 @json

@@ -11,7 +11,8 @@ import { buildGuestExample } from '../../../examples/build.js';
 // @ts-expect-error: a plain ESM script without type declarations
 import { suiteCommand } from '../../../scripts/conformance.js';
 import { removeDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { deploy } from './mcp-client.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Arrivals, connect, deploy, valueOf } from './mcp-client.js';
 
 /** How many scenarios the suite's active set holds in the version the root package.json pins. */
 const ACTIVE_SCENARIOS = 30;
@@ -90,4 +91,20 @@ describe('the MCP conformance suite against bermd serving examples/conformance',
     expect(suite.failedChecks, shown).toBe(0);
     expect(run.code, shown).toBe(0);
   }, 300_000);
+
+  it('tells a session subscribed to the watched resource when the example says it changed', async () => {
+    const watcher = await connect(daemon.url);
+    try {
+      const updated = new Arrivals<string>();
+      watcher.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
+      expect(await watcher.client.subscribeResource({ uri: 'test://watched-resource' })).toEqual({});
+      const touched = await watcher.client.callTool({ name: 'test_touch_watched', arguments: {} });
+      expect(touched.isError).toBeFalsy();
+      expect(valueOf(touched as never)).toBe(true);
+      await updated.reach(1);
+      expect(updated.received).toEqual(['test://watched-resource']);
+    } finally {
+      await watcher.client.close();
+    }
+  });
 });
