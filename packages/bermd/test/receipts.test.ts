@@ -3,6 +3,8 @@
 // times at once writes once, every answer the same and the later ones marked replayed; other arguments
 // with the key are refused; a kill -9 in the middle of a write is retried by the tool's retry mode; the
 // receipts survive a restart; an answer over the result limit is recorded without its body.
+import { appendFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { IDEMPOTENCY_KEY_META, REPLAYED_META } from '../dist/mcp/index.js';
@@ -195,6 +197,52 @@ describe('receipts on the directory store', () => {
 });
 
 describe('DirectoryReceipts', () => {
+  const receiptOf = (key: string, at = '2030-01-01T00:00:00Z'): Receipt => ({
+    principal: 'p',
+    harness: 'shop',
+    tool: 'place',
+    key,
+    args_sha256: 'x',
+    state: 'started',
+    started_at: at,
+    replica: 'r',
+    attempt: `a-${key}`,
+    generated: false,
+    completed_at: null,
+    outcome: null,
+    code: null,
+    answer: null,
+    answer_kept: true,
+  });
+
+  it('reads its journal back at open, dropping a last line a stop cut short, and writes on after it', async () => {
+    const dir = await tempDir('bermd-receipts-journal-');
+    const first = new DirectoryReceipts(dir);
+    await first.open();
+    // Written together: they share the journal's syncs, and each is there once the call resolves.
+    expect(await Promise.all(['a', 'b', 'c'].map((k) => first.begin(receiptOf(k))))).toEqual([null, null, null]);
+    const done = { ...receiptOf('a'), state: 'completed' as const, completed_at: '2030-01-01T00:00:01Z', outcome: 'ok' as const };
+    expect(await first.complete(done)).toBe(true);
+    await first.forget(receiptOf('c'), 'a-c');
+    await first.close();
+    // A stop in the middle of a write leaves its line cut short.
+    await appendFile(path.join(dir, 'journal.jsonl'), '{"put":{"principal":"p","harness":"shop","tool":"pl');
+
+    const second = new DirectoryReceipts(dir);
+    await second.open();
+    expect((await second.read(receiptOf('a')))?.state).toBe('completed');
+    expect((await second.read(receiptOf('b')))?.state).toBe('started');
+    expect(await second.read(receiptOf('c'))).toBeNull();
+    expect(await second.begin(receiptOf('d'))).toBeNull();
+    await second.close();
+
+    const third = new DirectoryReceipts(dir);
+    await third.open();
+    expect((await third.list('shop')).map((r) => r.key).sort()).toEqual(['a', 'b', 'd']);
+    await third.close();
+    await removeDir(dir);
+  });
+
   it('forgets receipts past the retention by the clock it is given, and keeps the others', async () => {
     const dir = await tempDir('bermd-receipts-unit-');
     let now = new Date('2030-01-01T00:00:00Z');

@@ -289,6 +289,7 @@ export class DirectoryStore implements HarnessStore {
 
   async close(): Promise<void> {
     await this.holds.drain();
+    await this.receipts.close();
   }
 
   /** Removes a harness; the image's unlink is the commit point. Returns false when nothing was stored. */
