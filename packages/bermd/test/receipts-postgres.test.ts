@@ -47,8 +47,14 @@ describePostgres('receipts shared by two replicas on PostgreSQL', () => {
     db = await createDatabase();
     remote = await RemoteHost.start();
     url = `http://${UPSTREAM}:${remote.port}`;
-    remote.route('/orders', (_req, res, seen) => res.end(JSON.stringify({ placed: seen.body, n: remote.seen.length }))).hold('/hold');
-    replicas = await startReplicas(2, db, { args: ['--serve', 'berm.http.fetch', ...resolvedTo(remote, UPSTREAM), ...NO_RECONCILIATION] });
+    remote
+      .route('/orders', (_req, res, seen) => res.end(JSON.stringify({ placed: seen.body, n: remote.seen.length })))
+      .route('/lookup', (_req, res) => res.end(`lookup-${remote.seen.length}`))
+      .hold('/hold');
+    // Three writes are held at once when a replica is killed: each needs a worker of its own.
+    replicas = await startReplicas(2, db, {
+      args: ['--serve', 'berm.http.fetch', '--max-concurrency', '4', ...resolvedTo(remote, UPSTREAM), ...NO_RECONCILIATION],
+    });
     // A short time limit: an attempt older than it is over, which is how the survivor knows the killed one's.
     const res = await fetch(`${replicas[0]!.url}/harnesses/shop?timeout=1500ms`, {
       method: 'PUT',
@@ -85,13 +91,14 @@ describePostgres('receipts shared by two replicas on PostgreSQL', () => {
     expect(writesWith('pg-twice')).toHaveLength(1);
   });
 
-  it('takes over a write a killed replica left, by the retry mode: run again with the key, or refuse outcome-unknown', async () => {
+  it('takes over a write a killed replica left, by the retry mode: run again with the key, ask the reconcile tool, or refuse outcome-unknown', async () => {
     const before = remote.seen.length;
     const place = call(conns[0]!, 'shop.place', args('/hold', 'c'), 'pg-killed').catch(() => undefined);
     const notify = call(conns[0]!, 'shop.notify', args('/hold', 'd'), 'pg-notify').catch(() => undefined);
-    await remote.received(before + 2);
+    const settle = call(conns[0]!, 'shop.settle', args('/hold', 'e'), 'pg-settle').catch(() => undefined);
+    await remote.received(before + 3);
     await replicas[0]!.stop('SIGKILL');
-    await Promise.all([place, notify]);
+    await Promise.all([place, notify, settle]);
     remote.route('/hold', (_req, res) => res.end('{"placed":"again"}'));
 
     const retried = await call(conns[1]!, 'shop.place', args('/hold', 'c'), 'pg-killed');
@@ -100,6 +107,13 @@ describePostgres('receipts shared by two replicas on PostgreSQL', () => {
     const unknown = await call(conns[1]!, 'shop.notify', args('/hold', 'd'), 'pg-notify');
     expect(codeOf(unknown)).toBe('outcome-unknown');
     expect(writesWith('pg-notify')).toHaveLength(1);
+    // reconcile: the survivor asks the reconcile tool (found: done), whose answer is the write's, sent once.
+    const settled = await call(conns[1]!, 'shop.settle', args('/hold', 'e'), 'pg-settle');
+    expect(settled.isError).toBeFalsy();
+    const lookups = remote.seen.filter((s) => s.url === '/lookup' && s.headers['idempotency-key'] === 'pg-settle');
+    expect(lookups).toHaveLength(1);
+    expect(JSON.stringify(settled.content)).toContain(`lookup-${remote.seen.indexOf(lookups[0]!) + 1}`);
+    expect(remote.seen.filter((s) => s.url === '/hold' && s.headers['idempotency-key'] === 'pg-settle')).toHaveLength(1);
     const rows = await sql<{ state: string; replica: string }>(db, "SELECT state, replica FROM berm_receipt WHERE key = 'pg-killed'");
     expect(rows).toEqual([{ state: 'completed', replica: expect.any(String) }]);
   });
