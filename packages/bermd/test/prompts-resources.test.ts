@@ -11,7 +11,7 @@ import { tokenSha256 } from '../dist/auth/index.js';
 import { harnessImage, type HarnessOptions, sampleManifest } from '../../../test/helpers/harness.js';
 import type { ManifestData } from '@berm/manifest';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
-import { Arrivals, connect, connectModern, deploy, put } from './mcp-client.js';
+import { Arrivals, connect, connectModern, deploy, envelope, modernHeaders, put } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
 import { NO_RECONCILIATION, startReplicas, stopAll, until } from './replicas.js';
 
@@ -330,7 +330,8 @@ describePostgres('bermd replicas: a resource changed on one is told on another',
   let daemons: RunningDaemon[] = [];
   beforeAll(async () => {
     db = await createDatabase();
-    daemons = await startReplicas(2, db, { args: [...NO_RECONCILIATION, '--tool-separator', '_'] });
+    // At debug level each replica logs a session's stream as it opens.
+    daemons = await startReplicas(2, db, { args: [...NO_RECONCILIATION, '--tool-separator', '_', '--log-level', 'debug'] });
   });
   afterAll(async () => {
     await stopAll(daemons);
@@ -360,6 +361,60 @@ describePostgres('bermd replicas: a resource changed on one is told on another',
     } finally {
       await watcher.close();
       await caller.close();
+    }
+  });
+
+  it('a session subscribed through A and served by B next is told there: its subscriptions are kept with it', async () => {
+    const [a, b] = daemons as [RunningDaemon, RunningDaemon];
+    await deploy(a.url, 'test', await harnessImage(surfaceManifest(), SURFACE_OPTIONS));
+    const watcher = await connect(a.url);
+    const id = watcher.transport.sessionId!;
+    const stream = new AbortController();
+    try {
+      expect(await watcher.client.subscribeResource({ uri: 'berm://test/watched-resource' })).toEqual({});
+      // The session's stream opened on B, which never saw the subscribe: it rebuilds the session from the store.
+      const opened = b.waitForLog((e) => e.msg === 'mcp notification stream opened' && e.session === id);
+      const res = await fetch(`${b.url}/mcp`, {
+        headers: { accept: 'text/event-stream', 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' },
+        signal: stream.signal,
+      });
+      expect(res.status).toBe(200);
+      await opened;
+      const reader = res.body!.getReader();
+      const told = (async () => {
+        let text = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return text;
+          text += new TextDecoder().decode(value);
+          if (text.includes('notifications/resources/updated')) return text;
+        }
+      })();
+      // B serves test once it has followed A's deploy.
+      await until('B to run test_touch', async () => {
+        const answer = await fetch(`${b.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            ...modernHeaders('tools/call', 'test_touch'),
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'test_touch', arguments: {}, _meta: envelope() },
+          }),
+        });
+        const body = await answer.text();
+        return answer.status === 200 && body.includes('"result"') && !body.includes('"isError":true') ? true : undefined;
+      });
+      const text = await told;
+      expect(text).toContain('"method":"notifications/resources/updated"');
+      expect(text).toContain('"uri":"berm://test/watched-resource"');
+    } finally {
+      stream.abort();
+      await watcher.close();
     }
   });
 });

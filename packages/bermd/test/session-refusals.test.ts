@@ -34,6 +34,7 @@ class CountingRecords implements SessionRecords {
     });
   }
   async setLevel(): Promise<void> {}
+  async setSubscriptions(): Promise<void> {}
   async refresh(): Promise<void> {}
   async remove(key: string): Promise<void> {
     this.rows.delete(key);

@@ -156,6 +156,14 @@ const MIGRATIONS: Migration[] = [
       COMMENT ON TABLE berm_receipt IS 'bermd: one row per call of an external_write tool by (principal, harness, tool, idempotency key): its arguments digest, attempt, outcome and answer';
     `,
   },
+  {
+    version: 8,
+    does: 'the resource URIs each 2025-era MCP session subscribed to, so that the replica serving its stream tells it of changes',
+    sql: `
+      ALTER TABLE berm_session ADD COLUMN subscriptions jsonb;
+      COMMENT ON COLUMN berm_session.subscriptions IS 'bermd: the resource URIs the session subscribed to (resources/subscribe), as it gave them; null for none';
+    `,
+  },
 ];
 
 /** The version this bermd brings a database to. */

@@ -15,14 +15,18 @@ interface SessionRow {
   owner: string;
   init: SessionInit;
   level: string | null;
+  subscriptions: string[] | null;
   expires_in_ms: number;
 }
 
-const SELECT = `SELECT key, owner, init, level, (EXTRACT(EPOCH FROM expires_at - now()) * 1000)::float8 AS expires_in_ms
+const SELECT = `SELECT key, owner, init, level, subscriptions, (EXTRACT(EPOCH FROM expires_at - now()) * 1000)::float8 AS expires_in_ms
   FROM berm_session`;
 
 function storedOf(row: SessionRow): StoredSession {
-  return { key: row.key, owner: row.owner, init: row.init, level: row.level, expiresInMs: row.expires_in_ms };
+  const stored: StoredSession = { key: row.key, owner: row.owner, init: row.init, level: row.level, expiresInMs: row.expires_in_ms };
+  if (Array.isArray(row.subscriptions) && row.subscriptions.length > 0)
+    stored.subscriptions = row.subscriptions.filter((uri): uri is string => typeof uri === 'string');
+  return stored;
 }
 
 export class PostgresSessions implements SessionRecords {
@@ -58,6 +62,14 @@ export class PostgresSessions implements SessionRecords {
       `WITH changed AS (UPDATE berm_session SET level = $2 WHERE key = $1 RETURNING key)
        SELECT pg_notify($3, $4) FROM changed`,
       [key, level, CHANNEL, encodeSessionNotification({ key, what: 'session' })],
+    );
+  }
+
+  async setSubscriptions(key: string, uris: readonly string[]): Promise<void> {
+    await this.query(
+      `WITH changed AS (UPDATE berm_session SET subscriptions = $2 WHERE key = $1 RETURNING key)
+       SELECT pg_notify($3, $4) FROM changed`,
+      [key, JSON.stringify(uris), CHANNEL, encodeSessionNotification({ key, what: 'session' })],
     );
   }
 

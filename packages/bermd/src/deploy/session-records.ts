@@ -19,6 +19,8 @@ export interface SessionRecord {
   init: SessionInit;
   /** What `logging/setLevel` set last. */
   level: string | null;
+  /** The resource URIs it subscribed to (`resources/subscribe`), as it gave them; absent for none. */
+  subscriptions?: string[];
 }
 
 /** A record read back, with how long it has left before it expires unless refreshed. */
@@ -28,7 +30,7 @@ export interface StoredSession extends SessionRecord {
 
 /** Who hears, on each replica, of what another changed of a session. */
 export interface SessionWatcher {
-  /** The session's row changed (its log level) or is gone (its client ended it): read it again. */
+  /** The session's row changed (its log level, its subscriptions) or is gone (its client ended it): read it again. */
   sessionChanged(key: string): void;
   /** The session's client cancelled `ids`: stop them if they run here. */
   sessionCancelled(key: string, ids: ReadonlyArray<string | number>): void;
@@ -47,6 +49,8 @@ export interface SessionRecords {
   readMany(keys: readonly string[]): Promise<StoredSession[]>;
   /** Writes the log level, and tells the other replicas. */
   setLevel(key: string, level: string): Promise<void>;
+  /** Writes the resource URIs it is subscribed to, and tells the other replicas. */
+  setSubscriptions(key: string, uris: readonly string[]): Promise<void>;
   /** Moves the expiry to `idleMs` from now. */
   refresh(key: string, idleMs: number): Promise<void>;
   /** Deletes the record, and tells the other replicas, which end their copies. */

@@ -114,6 +114,8 @@ export interface SessionState {
   saveLevel?: () => Promise<void>;
   /** The resource URIs a 2025 session subscribed to (`resources/subscribe`), as it gave them. */
   subscriptions?: Set<string>;
+  /** Writes the subscriptions where the other replicas read them; unset, they live here alone. */
+  saveSubscriptions?: () => Promise<void>;
 }
 
 /** Whether a client at `state.level` receives a message at `level`. */
@@ -427,13 +429,30 @@ function build(core: McpCore, source: LevelSource): Server {
   if (source.generation === 'legacy') {
     const { session } = source;
     // 2026-07-28 has no subscribe: its clients name the URIs in `subscriptions/listen`.
-    server.setRequestHandler('resources/subscribe', (request, ctx) => {
+    // Kept in the store where replicas share one, so the replica that serves the session's stream next,
+    // whichever it is, knows what to tell it.
+    const saveSubscriptions = async (previous: Set<string> | undefined): Promise<void> => {
+      try {
+        await session.saveSubscriptions?.();
+      } catch (e) {
+        session.subscriptions = previous;
+        if (e instanceof ApiError) throw new ProtocolError(STORE_REFUSED_RPC_CODE, e.message, { code: e.code });
+        throw e;
+      }
+    };
+    server.setRequestHandler('resources/subscribe', async (request, ctx) => {
       resolveUri(surface, request.params.uri, callerFor(source, ctx));
-      (session.subscriptions ??= new Set()).add(request.params.uri);
+      const previous = session.subscriptions;
+      session.subscriptions = new Set(previous).add(request.params.uri);
+      await saveSubscriptions(previous);
       return {};
     });
-    server.setRequestHandler('resources/unsubscribe', (request) => {
-      session.subscriptions?.delete(request.params.uri);
+    server.setRequestHandler('resources/unsubscribe', async (request) => {
+      const previous = session.subscriptions;
+      const next = new Set(previous);
+      next.delete(request.params.uri);
+      session.subscriptions = next.size === 0 ? undefined : next;
+      await saveSubscriptions(previous);
       return {};
     });
     // Replaces the SDK's own handler, which sends log messages to sessions that never asked for them.

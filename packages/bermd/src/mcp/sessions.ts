@@ -82,6 +82,8 @@ export class Session implements SessionState, FastCallSession {
   subscriptions?: Set<string>;
   /** Writes what `logging/setLevel` set where other replicas read it; unset without a shared store. */
   saveLevel?: () => Promise<void>;
+  /** Writes what `resources/subscribe` and `unsubscribe` left where other replicas read it; unset without a shared store. */
+  saveSubscriptions?: () => Promise<void>;
   /** When its stored row expires unless refreshed (this replica's clock, estimated from the store's answer). */
   expiresAt = 0;
   /** The name of the principal that opened it: only its requests reach it. */
@@ -294,7 +296,10 @@ export class McpSessions implements SessionWatcher {
       records === undefined ? undefined : (s) => records.remove(s.key),
       id,
     );
-    if (records !== undefined) session.saveLevel = () => records.setLevel(session.key, session.level!);
+    if (records !== undefined) {
+      session.saveLevel = () => records.setLevel(session.key, session.level!);
+      session.saveSubscriptions = () => records.setSubscriptions(session.key, [...(session.subscriptions ?? [])]);
+    }
     return session;
   }
 
@@ -306,6 +311,7 @@ export class McpSessions implements SessionWatcher {
   /** What the store says of a session this replica holds: its log level, and how long its row has left. */
   private apply(session: Session, stored: StoredSession): void {
     session.level = (stored.level ?? undefined) as SessionState['level'];
+    session.subscriptions = stored.subscriptions === undefined ? undefined : new Set(stored.subscriptions);
     session.expiresAt = Date.now() + stored.expiresInMs;
   }
 
