@@ -6,7 +6,40 @@
 // envelope>}` and `{"done": false}` whatever it said: what bermd makes of either answer is under test, not
 // how a guest reads its upstream (examples/orders does that).
 import type { JsonSchema, ManifestData, ToolSpec } from '@berm/manifest';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { buildImage, sampleManifest } from '../../../test/helpers/wat.js';
+import { IDEMPOTENCY_KEY_META, REPLAYED_META } from '../dist/mcp/index.js';
+import type { McpConnection } from './mcp-client.js';
+
+/** The upstream's name in the shop's grant, resolved by each test to its stand-in. */
+export const UPSTREAM = 'orders.example.com';
+
+export type Answer = CallToolResult & { _meta?: Record<string, unknown> };
+
+/** The code of the refusal or failure an answer carries. */
+export function codeOf(result: Answer): string | undefined {
+  return (result._meta?.['berm/error'] as { code?: string } | undefined)?.code;
+}
+
+/** The answer without the replayed mark: what a replay must repeat. */
+export function unmarked(result: Answer): unknown {
+  const { [REPLAYED_META]: _replayed, ...meta } = result._meta ?? {};
+  return { ...result, _meta: meta };
+}
+
+/** A writing tool's arguments: a POST of `order` to `path` at `base`, its Idempotency-Key the call's own. */
+export function writeArgs(base: string, path: string, order: string): Record<string, unknown> {
+  return { method: 'POST', url: `${base}${path}`, headers: { 'idempotency-key': '{idempotency-key}' }, body: JSON.stringify({ order }) };
+}
+
+/** Calls `name` with `args`, sending `key` as the call's idempotency key (none when undefined). */
+export function callWithKey(conn: McpConnection, name: string, args: Record<string, unknown>, key?: string): Promise<Answer> {
+  return conn.client.callTool({
+    name,
+    arguments: args,
+    ...(key === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META]: key } }),
+  }) as Promise<Answer>;
+}
 
 const RELAYS = ['place', 'status', 'notify', 'confirm', 'cancel', 'plain', 'settle', 'redo'] as const;
 

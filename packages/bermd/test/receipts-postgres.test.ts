@@ -4,28 +4,15 @@
 // takes over once the attempt's time limit has passed, by the tool's retry mode; receipts past the
 // retention go at a prune given a time.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { CallToolResult } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { PostgresReceipts } from '../dist/deploy/postgres-receipts.js';
-import { IDEMPOTENCY_KEY_META, REPLAYED_META } from '../dist/mcp/index.js';
+import { REPLAYED_META } from '../dist/mcp/index.js';
 import type { RunningDaemon } from './daemon.js';
 import { connect, type McpConnection } from './mcp-client.js';
 import { createDatabase, describePostgres, dropDatabase, sql } from './postgres.js';
 import { RemoteHost, resolvedTo } from './remote.js';
 import { listed, NO_RECONCILIATION, startReplicas, stopAll, until } from './replicas.js';
-import { shopImage } from './receipts-guest.js';
-
-const UPSTREAM = 'orders.example.com';
-type Answer = CallToolResult & { _meta?: Record<string, unknown> };
-
-function codeOf(result: Answer): string | undefined {
-  return (result._meta?.['berm/error'] as { code?: string } | undefined)?.code;
-}
-
-function unmarked(result: Answer): unknown {
-  const { [REPLAYED_META]: _replayed, ...meta } = result._meta ?? {};
-  return { ...result, _meta: meta };
-}
+import { shopImage, UPSTREAM, codeOf, unmarked, writeArgs, callWithKey } from './receipts-guest.js';
 
 describePostgres('receipts shared by two replicas on PostgreSQL', () => {
   let db: string;
@@ -33,15 +20,9 @@ describePostgres('receipts shared by two replicas on PostgreSQL', () => {
   let replicas: RunningDaemon[];
   let conns: McpConnection[];
   let url: string;
-  const args = (path: string, order: string) => ({
-    method: 'POST',
-    url: `${url}${path}`,
-    headers: { 'idempotency-key': '{idempotency-key}' },
-    body: JSON.stringify({ order }),
-  });
+  const args = (path: string, order: string) => writeArgs(url, path, order);
   const writesWith = (key: string) => remote.seen.filter((s) => s.headers['idempotency-key'] === key);
-  const call = (conn: McpConnection, name: string, a: unknown, key: string): Promise<Answer> =>
-    conn.client.callTool({ name, arguments: a as Record<string, unknown>, _meta: { [IDEMPOTENCY_KEY_META]: key } }) as Promise<Answer>;
+  const call = callWithKey;
 
   beforeAll(async () => {
     db = await createDatabase();

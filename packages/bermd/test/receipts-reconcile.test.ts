@@ -4,20 +4,11 @@
 // `in-progress` once its own time limit is spent, and a deploy refuses a reconcile tool whose declared
 // returns cannot say {"done": boolean}. A real bermd, the official SDK client, a stand-in upstream.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallToolResult } from '@modelcontextprotocol/client';
 import { IDEMPOTENCY_KEY_META, REPLAYED_META } from '../dist/mcp/index.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, deploy, type McpConnection } from './mcp-client.js';
 import { RemoteHost, resolvedTo } from './remote.js';
-import { shopImage } from './receipts-guest.js';
-
-const UPSTREAM = 'orders.example.com';
-
-type Answer = CallToolResult & { _meta?: Record<string, unknown> };
-
-function codeOf(result: Answer): string | undefined {
-  return (result._meta?.['berm/error'] as { code?: string } | undefined)?.code;
-}
+import { shopImage, UPSTREAM, codeOf, writeArgs, callWithKey, type Answer } from './receipts-guest.js';
 
 function textOf(result: Answer): string {
   return (result.content[0] as { text: string }).text;
@@ -30,17 +21,11 @@ describe('receipts: reconcile, in-progress, and the reconcile answer checked at 
   let stateDir: string;
   let url: string;
   const upstream = () => `${UPSTREAM}:${remote.port}`;
-  const args = (path: string, order: string) => ({
-    method: 'POST',
-    url: `${url}${path}`,
-    headers: { 'idempotency-key': '{idempotency-key}' },
-    body: JSON.stringify({ order }),
-  });
+  const args = (path: string, order: string) => writeArgs(url, path, order);
   const daemonArgs = () => ['--serve', 'berm.http.fetch', ...resolvedTo(remote, UPSTREAM), '--call-timeout', '30s'];
   /** The requests to `path` the upstream received with `key`. */
   const seenWith = (path: string, key: string) => remote.seen.filter((s) => s.url === path && s.headers['idempotency-key'] === key);
-  const call = (conn: McpConnection, name: string, a: unknown, key: string): Promise<Answer> =>
-    conn.client.callTool({ name, arguments: a as Record<string, unknown>, _meta: { [IDEMPOTENCY_KEY_META]: key } }) as Promise<Answer>;
+  const call = callWithKey;
 
   beforeAll(async () => {
     remote = await RemoteHost.start();

@@ -6,28 +6,13 @@
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallToolResult } from '@modelcontextprotocol/client';
 import { IDEMPOTENCY_KEY_META, REPLAYED_META } from '../dist/mcp/index.js';
 import { nestedKey } from '../dist/runtime/index.js';
 import { DirectoryReceipts, type Receipt } from '../dist/deploy/index.js';
 import { removeDir, startDaemon, tempDir, type RunningDaemon } from './daemon.js';
 import { connect, connectModern, deploy, type McpConnection } from './mcp-client.js';
 import { RemoteHost, resolvedTo } from './remote.js';
-import { shopImage } from './receipts-guest.js';
-
-const UPSTREAM = 'orders.example.com';
-
-type Answer = CallToolResult & { _meta?: Record<string, unknown> };
-
-function codeOf(result: Answer): string | undefined {
-  return (result._meta?.['berm/error'] as { code?: string } | undefined)?.code;
-}
-
-/** The answer without the replayed mark: what a replay must repeat. */
-function unmarked(result: Answer): unknown {
-  const { [REPLAYED_META]: _replayed, ...meta } = result._meta ?? {};
-  return { ...result, _meta: meta };
-}
+import { shopImage, UPSTREAM, codeOf, unmarked, writeArgs, callWithKey, type Answer } from './receipts-guest.js';
 
 describe('receipts on the directory store', () => {
   let remote: RemoteHost;
@@ -35,21 +20,11 @@ describe('receipts on the directory store', () => {
   let c: McpConnection;
   let stateDir: string;
   let url: string;
-  const args = (path: string, order: string) => ({
-    method: 'POST',
-    url: `${url}${path}`,
-    headers: { 'idempotency-key': '{idempotency-key}' },
-    body: JSON.stringify({ order }),
-  });
+  const args = (path: string, order: string) => writeArgs(url, path, order);
   const daemonArgs = () => ['--serve', 'berm.http.fetch', ...resolvedTo(remote, UPSTREAM), '--call-timeout', '30s'];
   /** The writes the upstream received with `key`. */
   const writesWith = (key: string) => remote.seen.filter((s) => s.headers['idempotency-key'] === key);
-  const call = (conn: McpConnection, name: string, a: unknown, key?: string): Promise<Answer> =>
-    conn.client.callTool({
-      name,
-      arguments: a as Record<string, unknown>,
-      ...(key === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META]: key } }),
-    }) as Promise<Answer>;
+  const call = callWithKey;
 
   beforeAll(async () => {
     remote = await RemoteHost.start();
@@ -248,26 +223,9 @@ describe('DirectoryReceipts', () => {
     let now = new Date('2030-01-01T00:00:00Z');
     const store = new DirectoryReceipts(dir, 60 * 60 * 1000, () => now);
     await store.open();
-    const receipt = (key: string, at: string): Receipt => ({
-      principal: 'p',
-      harness: 'shop',
-      tool: 'place',
-      key,
-      args_sha256: 'x',
-      state: 'started',
-      started_at: at,
-      replica: 'r',
-      attempt: `a-${key}`,
-      generated: false,
-      completed_at: null,
-      outcome: null,
-      code: null,
-      answer: null,
-      answer_kept: true,
-    });
-    expect(await store.begin(receipt('old', '2029-12-31T22:30:00Z'))).toBeNull();
-    expect(await store.begin(receipt('new', '2029-12-31T23:30:00Z'))).toBeNull();
-    expect((await store.begin(receipt('new', '2029-12-31T23:31:00Z')))?.attempt).toBe('a-new');
+    expect(await store.begin(receiptOf('old', '2029-12-31T22:30:00Z'))).toBeNull();
+    expect(await store.begin(receiptOf('new', '2029-12-31T23:30:00Z'))).toBeNull();
+    expect((await store.begin(receiptOf('new', '2029-12-31T23:31:00Z')))?.attempt).toBe('a-new');
     expect(await store.prune()).toBe(1);
     expect((await store.list('shop')).map((r) => r.key)).toEqual(['new']);
     now = new Date('2030-01-01T01:00:01Z');
