@@ -20,19 +20,30 @@ process.stdout.on('error', (err) => {
   if (err.code !== 'EPIPE') throw err;
 });
 
-// `inspect --json IMAGE` skips oclif, which costs more to load than the whole command takes without
-// it: src/fast-path.ts says why and what it takes, and its test holds it to oclif's parser. Anything
-// else (other flags, `--help`, human output) goes through oclif.
-const { plainInspectJsonImage } = await import('../dist/fast-path.js');
-const image = plainInspectJsonImage(argv);
-if (image !== undefined) {
-  const { inspectJson } = await import('../dist/inspect-json.js');
-  await inspectJson(image, pjson.oclif.bin);
-} else {
+// A command line src/fast-path.ts is sure it reads as oclif would runs the command's work without loading
+// oclif, which costs more to load than most commands take without it; `--version` is answered there too.
+// Anything else (`--help`, a misspelt command, a shape it declines) goes through oclif. The reading is
+// driven by oclif.manifest.json, so a stale one (see manifestIsStale) sends every line through oclif.
+const stale = manifestIsStale();
+let answered = false;
+if (!stale) {
+  const fast = await import('../dist/fast-path.js');
+  if (argv[0] === '--version') {
+    const line = fast.versionLine(pjson);
+    if (line !== undefined) console.log(line);
+    answered = line !== undefined;
+  } else {
+    const table = JSON.parse(readFileSync(new URL('../oclif.manifest.json', import.meta.url), 'utf8'));
+    const reading = fast.readCommandLine(argv, table, { bins: [pjson.oclif.bin, ...pjson.oclif.binAliases], env: process.env });
+    if (reading !== undefined) await fast.runReading(reading, pjson.oclif.bin);
+    answered = reading !== undefined;
+  }
+}
+if (!answered) {
   const [{ run }, { Plugin }] = await Promise.all([import('@oclif/core/run'), import('@oclif/core/config')]);
   const root = fileURLToPath(new URL('..', import.meta.url));
   // The root plugin is built here only to tell oclif when oclif.manifest.json is stale.
-  const plugin = new Plugin({ root, pjson, isRoot: true, ignoreManifest: manifestIsStale() });
+  const plugin = new Plugin({ root, pjson, isRoot: true, ignoreManifest: stale });
   await plugin.load();
   const plugins = new Map([[plugin.name, plugin]]);
   // Given the plugins, oclif loads no others. The ones package.json lists (`autocomplete`) are loaded only

@@ -1,19 +1,46 @@
 /**
- * The command line `bin/run.js` answers without oclif: exactly `inspect --json IMAGE` (or
- * `inspect IMAGE --json`), which scripts and CI run in loops, so its start-up is what counts. Loading
- * @oclif/core and its config alone costs more than twice a bare `node -e 0` (bench/cli.js measures the
- * whole command), so that one shape skips it and calls what the command's `--json` path calls (inspect-json.ts).
+ * The one seam where `bin/run.js` answers a command line without loading oclif. Loading @oclif/core and its
+ * config alone costs more than twice a bare `node -e 0` (bench/cli.js measures every command), more than
+ * most commands' own work, and even its parser alone costs most of that; so a command line this reading is
+ * sure of runs the command's work (src/actions/) straight away, and anything else goes through oclif.
  *
- * This is a second reading of argv beside oclif's. It takes only shapes oclif reads the same way (the
- * `inspect` command, its IMAGE, `--json`, nothing else), and declines anything else, which then goes
- * through oclif. test/fast-path.test.ts holds it to oclif's own parser over the shapes it accepts and the
- * near misses it declines, so an oclif upgrade that reads them differently fails there.
+ * The reading (fast-path/read.ts) is driven by oclif.manifest.json, the command table the build writes: it
+ * gives `{ id, args, flags, argv }` exactly as oclif's parser gives them to the command (defaults, BERM_URL
+ * and the like when a flag is not given, `--flag=value` and `--flag value`, `-o value`, repeatable flags,
+ * `--no-x` where allowed, the values of flags that parse their text, read by the same functions as the flags
+ * themselves: fast-path/values.ts), and whether the output is JSON as oclif's `jsonEnabled()` says. It
+ * declines anything it is not sure oclif reads the same way, which oclif then reads and answers as ever:
+ * `--help`, `--`, an unknown or misspelt command or flag (oclif's did-you-mean), combined or attached short
+ * flags, a value that starts with `-` or is empty, a missing required argument or flag, a value outside a
+ * flag's options or refused by its parse (oclif writes those errors), exclusive flags together, a word a
+ * repeatable flag would swallow, `autocomplete` (a plugin's). `--version` is answered here with oclif's
+ * own line (fast-path/version.ts).
+ *
+ * test/fast-path.test.ts holds the reading to oclif's own parser for every command and flag of the
+ * manifest, and the near misses it declines, so a new command or flag, or an oclif upgrade that reads a
+ * shape differently, fails there.
  */
+import { COMMAND_IDS } from './actions/index.js';
+import { type CommandTable, type Reading, readCommandLine as readWith } from './fast-path/read.js';
+import { VALUE_READERS } from './fast-path/values.js';
 
-/** The IMAGE of `inspect --json IMAGE` or `inspect IMAGE --json`, and of nothing else. */
-export function plainInspectJsonImage(args: readonly string[]): string | undefined {
-  if (args.length !== 3 || args[0] !== 'inspect') return undefined;
-  const rest = args.slice(1);
-  const operands = rest.filter((a) => a !== '--json');
-  return rest.length - operands.length === 1 && !operands[0]!.startsWith('-') ? operands[0] : undefined;
+export type { CommandTable, Reading } from './fast-path/read.js';
+export { versionLine } from './fast-path/version.js';
+
+/**
+ * `argv` (what follows the program's name) read as oclif would read it, or undefined when the line is
+ * oclif's to read. `bins` are the program's names, the one typed first; `env` the environment.
+ */
+export function readCommandLine(
+  argv: readonly string[],
+  table: CommandTable,
+  { bins, env }: { bins: readonly string[]; env: Record<string, string | undefined> },
+): Reading | undefined {
+  return readWith(argv, table, { bins, env, runnable: COMMAND_IDS, readers: VALUE_READERS });
+}
+
+/** Runs what `readCommandLine` read, as the command's oclif class would; see fast-path/run.ts. */
+export async function runReading(reading: Reading, bin: string): Promise<void> {
+  const { runReading: run } = await import('./fast-path/run.js');
+  await run(reading, bin);
 }

@@ -1,5 +1,7 @@
+import type { CommandContext } from './context.js';
 import { describeFailure, type Failure } from './failure.js';
 import { jsonText, printable } from '@berm/format/printable';
+import { explainRefusal } from './login/refusal.js';
 
 /** What `--json` prints: one JSON document, uncoloured, on stdout, with no control character in it. */
 export function writeJson(value: unknown): void {
@@ -12,6 +14,11 @@ export function writeFailure(failure: Failure, bin: string, json: boolean): void
   if (json) writeJson({ error: failure.json });
   // Messages quote file names and what the reader could not parse, which may hold escape sequences.
   else process.stderr.write(`${bin}: ${printable(failure.line)}\n`);
+}
+
+/** Reports what a command's work threw, with the advice its credential calls for (login/refusal.ts). */
+export function reportFailure(err: unknown, context: CommandContext): void {
+  writeFailure(describeFailure(explainRefusal(err, context.credential), context.helpCommand), context.bin, context.json);
 }
 
 /**

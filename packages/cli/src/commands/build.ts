@@ -1,14 +1,7 @@
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import type { ManifestData } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
-import { printable } from '@berm/format/printable';
-import { buildProject } from '../project-build.js';
-
-export interface BuildCommandResult {
-  image: string;
-  manifest: ManifestData;
-}
+import { build } from '../actions/build.js';
 
 export default class Build extends BaseCommand {
   static summary = 'Compile an AssemblyScript harness into an image.';
@@ -17,28 +10,14 @@ export default class Build extends BaseCommand {
   static examples = ['<%= config.bin %> build', '<%= config.bin %> build weather', '<%= config.bin %> build weather --optimize --json'];
 
   static args = {
-    dir: Args.string({ description: 'the project directory', default: '.' }),
+    dir: Args.string({ description: 'the project directory', default: '.', ignoreStdin: true }),
   };
 
   static flags = {
     optimize: Flags.boolean({ description: "run Binaryen's full optimisation (smaller, slower to build)", default: false }),
   };
 
-  async run(): Promise<BuildCommandResult> {
-    const { args, flags } = await this.parse(Build);
-    const { image, result } = await buildProject(args.dir, { optimize: flags.optimize, quiet: this.jsonEnabled() });
-    if (!this.jsonEnabled()) {
-      const { tools, events } = result.manifest;
-      const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
-      const from = result.toolchain.source === 'project' ? ", the project's toolchain" : '';
-      // The version is package.json's, the toolchain's versions those of the project's node_modules.
-      this.log(printable(image));
-      this.log(
-        printable(
-          `built ${result.name}${result.manifest.version ? ` ${result.manifest.version}` : ''}: ${count(tools.length, 'tool')} (${tools.map((t) => t.name).join(', ') || 'none'}), ${count(events.length, 'event')}, ${Math.round(result.bytes.length / 1024)} KiB (assemblyscript ${result.toolchain.assemblyscript.version}, json-as ${result.toolchain.jsonAs.version}${from})`,
-        ),
-      );
-    }
-    return { image, manifest: result.manifest };
+  async run() {
+    return this.act(await this.parse(Build), build);
   }
 }

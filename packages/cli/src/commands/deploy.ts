@@ -1,18 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import { isBermClientError, type DeployResult } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
-import { stdoutPaint } from '../colour.js';
-import { daemonFlags } from '../daemon.js';
-import { CliError } from '../failure.js';
-import { renderDeploy } from '@berm/format/deploy';
-import { isBreaksCallers, refusalReason, renderRefusal } from '@berm/format/gate';
-import { inputError } from '../input.js';
-import { registryFlags, registrySettings } from '../registry/flags.js';
-import { mayBeReference } from '../registry/read.js';
-import { limitFlags, limitOptions } from '../setting-flags.js';
-import type { DeploySource } from '@berm/protocol';
+import { daemonFlags } from '../daemon-flags.js';
+import { registryFlags } from '../registry/flags.js';
+import { limitFlags } from '../setting-flags.js';
+import { deploy } from '../actions/deploy.js';
 
 export default class Deploy extends BaseCommand {
   static summary = 'Deploy an image as a named harness.';
@@ -58,71 +50,7 @@ export default class Deploy extends BaseCommand {
     }),
   };
 
-  async run(): Promise<DeployResult> {
-    const { args, flags } = await this.parse(Deploy);
-    let bytes: Uint8Array | undefined;
-    let source: DeploySource | undefined;
-    if (mayBeReference(args.image)) {
-      const { referenceOf, pullImage } = await import('../registry/images.js');
-      const ref = await referenceOf(args.image);
-      if (ref !== undefined) {
-        if (flags['require-digest'] && ref.digest === undefined) {
-          throw new CliError(
-            'digest-required',
-            `'${args.image}' names a tag, and --require-digest asks for a digest: deploy ${args.image.replace(/:[^:/]*$/, '')}@sha256:…`,
-            {
-              image: args.image,
-            },
-          );
-        }
-        // The image is read by the digest the reference resolved to, and its bytes checked against it.
-        const pulled = await pullImage(ref, registrySettings(flags));
-        bytes = pulled.bytes;
-        const { formatReference } = await import('@berm/oci');
-        source = { reference: formatReference(ref), digest: pulled.resolved.digest };
-      }
-    }
-    if (bytes === undefined) {
-      if (flags['require-digest']) {
-        throw new CliError(
-          'digest-required',
-          `'${args.image}' is a file, and --require-digest asks for a registry reference with a digest`,
-          { image: args.image },
-        );
-      }
-      try {
-        bytes = await readFile(args.image);
-      } catch (e) {
-        throw inputError(args.image, e);
-      }
-    }
-    const client = await this.connect(flags);
-    let result: DeployResult;
-    try {
-      result = await client.deploy(args.name, bytes, {
-        force: flags.force,
-        dryRun: flags['dry-run'],
-        ...limitOptions(flags),
-        grants: flags.grant,
-        ...(source === undefined ? {} : { source }),
-      });
-    } catch (e) {
-      // A refusal is the daemon's answer about this image: said as such, with its code and status kept.
-      // bermd's 401 and 403 are about the token, not the image: they are restated for it where every command's are.
-      if (isBermClientError(e) && e.status !== undefined && e.status !== 401 && e.code !== 'insufficient-scope') {
-        let why = e.message;
-        if (isBreaksCallers(e.body)) {
-          // The breaks are the answer, on stdout as `crab breaks` prints them; the failure line says what to do.
-          if (!this.jsonEnabled()) this.log(renderRefusal(e.body, await stdoutPaint()));
-          why = `${refusalReason(e.body)}; deploy with --force to replace it anyway`;
-        }
-        throw new CliError(e.code, `cannot deploy '${args.image}' as ${args.name}: ${why}`, { ...e.toJSON(), image: args.image });
-      }
-      throw e;
-    } finally {
-      await client.close();
-    }
-    if (!this.jsonEnabled()) this.log(renderDeploy(result, await stdoutPaint()));
-    return result;
+  async run() {
+    return this.act(await this.parse(Deploy), deploy);
   }
 }

@@ -1,12 +1,9 @@
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import type { HistoryEntry } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
-import { stdoutPaint } from '../colour.js';
-import { daemonFlags } from '../daemon.js';
-import { renderHistory } from '@berm/format/history';
-import { printable } from '@berm/format/printable';
-import { explainNoHistory, readHistory } from '../history-read.js';
+import { HISTORY_LIMIT } from '../flag-values.js';
+import { daemonFlags } from '../daemon-flags.js';
+import { history } from '../actions/history.js';
 
 export default class History extends BaseCommand {
   static summary = "Show a harness's deploy history.";
@@ -25,32 +22,14 @@ export default class History extends BaseCommand {
   static flags = {
     ...daemonFlags,
     limit: Flags.integer({
+      ...HISTORY_LIMIT,
       description: 'entries per page asked of bermd (1 to 500; bermd gives 50 unless told); without --all, the most shown',
-      min: 1,
       helpValue: 'N',
     }),
     all: Flags.boolean({ description: 'read every page bermd keeps, oldest included', default: false }),
   };
 
-  async run(): Promise<HistoryEntry[]> {
-    const { args, flags } = await this.parse(History);
-    const client = await this.connect(flags);
-    let read: Awaited<ReturnType<typeof readHistory>>;
-    let empty: string | undefined;
-    try {
-      read = await readHistory(client, args.name, { limit: flags.limit, all: flags.all });
-      if (read.entries.length === 0) empty = await explainNoHistory(client, args.name);
-    } finally {
-      await client.close();
-    }
-    if (!this.jsonEnabled()) {
-      const paint = await stdoutPaint();
-      if (empty !== undefined) this.log(paint.dim(printable(empty)));
-      else {
-        const more = read.more ? `older entries: ${this.config.bin} history ${args.name} --all` : undefined;
-        this.log(renderHistory(read.entries, paint, more));
-      }
-    }
-    return read.entries;
+  async run() {
+    return this.act(await this.parse(History), history);
   }
 }

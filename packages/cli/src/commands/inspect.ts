@@ -1,14 +1,9 @@
-import { basename } from 'node:path';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import type { ManifestData } from '@berm/manifest';
 import { BaseCommand } from '../base-command.js';
-import { stdoutPaint } from '../colour.js';
-import { renderManifest } from '@berm/format/manifest';
-import { readImage } from '../input.js';
-import { registryFlags, registrySettings } from '../registry/flags.js';
-import { readImageOrReference } from '../registry/read.js';
+import { registryFlags } from '../registry/flags.js';
 import { tokenFlag } from '../token-flag.js';
+import { inspect } from '../actions/inspect.js';
 
 export default class Inspect extends BaseCommand {
   static summary = 'Print the manifest an image carries.';
@@ -39,29 +34,7 @@ export default class Inspect extends BaseCommand {
     ...registryFlags,
   };
 
-  async run(): Promise<ManifestData> {
-    const { args, flags } = await this.parse(Inspect);
-    const manifest = await readImageOrReference(args.image, () => readImage(args.image), registrySettings(flags));
-    if (!this.jsonEnabled()) {
-      // Nothing to mark, nothing to ask: a BERM_URL whose daemon is down must not fail the command.
-      const deployed = manifest.data.deps.programs.length > 0 ? await this.deployedPrograms(flags) : undefined;
-      this.log(renderManifest(manifest.data, { name: basename(args.image), paint: await stdoutPaint(), deployed }));
-    }
-    return manifest.toJSON();
-  }
-
-  /**
-   * The names deployed on the daemon, to mark declared programs that are not; undefined when
-   * no daemon address is given, and then nothing is marked. Only the human view asks: `--json`
-   * is the manifest and nothing else.
-   */
-  protected async deployedPrograms(flags: { url?: string; token?: string }): Promise<ReadonlySet<string> | undefined> {
-    if (flags.url === undefined) return undefined;
-    const client = await this.connect(flags);
-    try {
-      return new Set((await client.list()).map((h) => h.name));
-    } finally {
-      await client.close();
-    }
+  async run() {
+    return this.act(await this.parse(Inspect), inspect);
   }
 }

@@ -1,8 +1,7 @@
 import * as Flags from '@oclif/core/flags';
 import { DEFAULT_URL } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
-import { loginKey } from '../login/key.js';
-import { LoginStore } from '../login/store.js';
+import { logout } from '../actions/logout.js';
 
 export default class Logout extends BaseCommand {
   static summary = 'Forget the login stored for a bermd.';
@@ -18,22 +17,7 @@ export default class Logout extends BaseCommand {
     }),
   };
 
-  async run(): Promise<{ url: string; removed: boolean; file: string }> {
-    const { flags } = await this.parse(Logout);
-    const url = loginKey(flags.url ?? DEFAULT_URL);
-    const store = new LoginStore();
-    // Nothing stored: nothing to change, and no file or directory made for it.
-    const removed =
-      Object.hasOwn((await store.read()).logins, url) &&
-      (await store.update((held) => {
-        const had = Object.hasOwn(held.logins, url);
-        delete held.logins[url];
-        return had;
-      }));
-    if (!this.jsonEnabled())
-      this.log(
-        removed ? `logged out of bermd at ${url}: its tokens are removed from ${store.file}` : `no login stored for bermd at ${url}`,
-      );
-    return { url, removed, file: store.file };
+  async run() {
+    return this.act(await this.parse(Logout), logout);
   }
 }

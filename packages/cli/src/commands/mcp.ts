@@ -1,8 +1,6 @@
-import { DEFAULT_URL } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
-import { daemonFlags } from '../daemon.js';
-import { credentialFor, TokenSource } from '../login/credential.js';
-import { runBridge } from '../mcp-bridge.js';
+import { daemonFlags } from '../daemon-flags.js';
+import { mcp } from '../actions/mcp.js';
 
 export default class Mcp extends BaseCommand {
   static summary = "Serve a bermd's tools to an MCP client over stdio.";
@@ -19,12 +17,7 @@ export default class Mcp extends BaseCommand {
 
   static flags = { ...daemonFlags };
 
-  async run(): Promise<{ endpoint: string }> {
-    const { flags } = await this.parse(Mcp);
-    const url = flags.url ?? DEFAULT_URL;
-    // A stored login that cannot be refreshed now is still held: bermd's refusal will say what to do.
-    const credential = await credentialFor(url, flags.token).catch(() => credentialFor(url, flags.token, undefined, { refresh: false }));
-    const endpoint = await runBridge(url, new TokenSource(credential));
-    return { endpoint };
+  async run() {
+    return this.act(await this.parse(Mcp), mcp);
   }
 }

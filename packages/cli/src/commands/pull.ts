@@ -1,19 +1,8 @@
-import { writeFile } from 'node:fs/promises';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import { BaseCommand } from '../base-command.js';
-import { CliError } from '../failure.js';
-import { inputError } from '../input.js';
-import { registryFlags, registrySettings } from '../registry/flags.js';
-import { pullImage, referenceOf } from '../registry/images.js';
-
-export interface PullResult {
-  reference: string;
-  digest: string;
-  image_digest: string;
-  size: number;
-  file: string;
-}
+import { registryFlags } from '../registry/flags.js';
+import { pull } from '../actions/pull.js';
 
 export default class Pull extends BaseCommand {
   static summary = 'Fetch an image from an OCI registry.';
@@ -33,25 +22,7 @@ export default class Pull extends BaseCommand {
     output: Flags.string({ char: 'o', description: 'the file to write', helpValue: 'FILE' }),
   };
 
-  async run(): Promise<PullResult> {
-    const { args, flags } = await this.parse(Pull);
-    const ref = await referenceOf(args.ref);
-    if (ref === undefined)
-      throw new CliError('bad-reference', `'${args.ref}' is not a registry reference: give oci://HOST/REPO:TAG`, { reference: args.ref });
-    const pulled = await pullImage(ref, registrySettings(flags));
-    const file = flags.output ?? `${ref.repository.split('/').pop()}.wasm`;
-    try {
-      await writeFile(file, pulled.bytes);
-    } catch (e) {
-      throw inputError(file, e);
-    }
-    if (!this.jsonEnabled()) this.log(`${file} ← ${pulled.pinned}`);
-    return {
-      reference: pulled.pinned,
-      digest: pulled.resolved.digest,
-      image_digest: pulled.resolved.layers.wasm.digest,
-      size: pulled.bytes.length,
-      file,
-    };
+  async run() {
+    return this.act(await this.parse(Pull), pull);
   }
 }

@@ -1,10 +1,9 @@
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import type { ReceiptView } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
-import { stdoutPaint } from '../colour.js';
-import { daemonFlags } from '../daemon.js';
-import { renderReceipts } from '@berm/format/receipts';
+import { RECEIPTS_LIMIT } from '../flag-values.js';
+import { daemonFlags } from '../daemon-flags.js';
+import { receipts } from '../actions/receipts.js';
 
 export default class Receipts extends BaseCommand {
   static summary = "Show the receipts of a harness's external writes.";
@@ -25,29 +24,13 @@ export default class Receipts extends BaseCommand {
     key: Flags.string({ description: 'only the receipts of calls that sent this idempotency key', helpValue: 'K' }),
     bodies: Flags.boolean({ description: 'show each recorded answer too', default: false }),
     limit: Flags.integer({
+      ...RECEIPTS_LIMIT,
       description: 'the most receipts shown (1 to 1000; bermd gives 100 unless told)',
-      min: 1,
-      max: 1000,
       helpValue: 'N',
     }),
   };
 
-  async run(): Promise<ReceiptView[]> {
-    const { args, flags } = await this.parse(Receipts);
-    const client = await this.connect(flags);
-    let receipts: ReceiptView[];
-    try {
-      ({ receipts } = await client.receipts(args.name, { key: flags.key, bodies: flags.bodies, limit: flags.limit }));
-    } finally {
-      await client.close();
-    }
-    if (!this.jsonEnabled()) {
-      const empty =
-        flags.key === undefined
-          ? `no receipts of ${args.name}: none of its external_write tools was called within bermd's --receipt-retention`
-          : `no receipt of ${args.name} for the key ${JSON.stringify(flags.key)}`;
-      this.log(renderReceipts(receipts, await stdoutPaint(), { bodies: flags.bodies, empty }));
-    }
-    return receipts;
+  async run() {
+    return this.act(await this.parse(Receipts), receipts);
   }
 }

@@ -1,13 +1,9 @@
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import { isBermClientError, type DeployResult } from '@berm/client';
 import { BaseCommand } from '../base-command.js';
-import { stdoutPaint } from '../colour.js';
-import { daemonFlags } from '../daemon.js';
-import { CliError } from '../failure.js';
-import { gateVerdict, renderDeploy, rollbackVerb } from '@berm/format/deploy';
-import { isBreaksCallers, refusalReason, renderRefusal } from '@berm/format/gate';
-import { resolveDigest } from '../rollback-target.js';
+import { ROLLBACK_STEPS } from '../flag-values.js';
+import { daemonFlags } from '../daemon-flags.js';
+import { rollback } from '../actions/rollback.js';
 
 export default class Rollback extends BaseCommand {
   static summary = 'Go back to an image a harness served before.';
@@ -33,9 +29,9 @@ export default class Rollback extends BaseCommand {
       exclusive: ['steps'],
     }),
     steps: Flags.integer({
+      ...ROLLBACK_STEPS,
       description: 'how many kept images back (1, the default: the one served before this one)',
       helpValue: 'N',
-      min: 1,
       exclusive: ['to'],
     }),
     force: Flags.boolean({ description: 'go back even when it breaks recent callers of what the served image added', default: false }),
@@ -45,33 +41,7 @@ export default class Rollback extends BaseCommand {
     }),
   };
 
-  async run(): Promise<DeployResult> {
-    const { args, flags } = await this.parse(Rollback);
-    const client = await this.connect(flags);
-    let result: DeployResult;
-    try {
-      const to = flags.to === undefined ? undefined : await resolveDigest(client, args.name, flags.to);
-      result = await client.rollback(args.name, { to, steps: flags.steps, force: flags.force, dryRun: flags['dry-run'] });
-    } catch (e) {
-      // The breaks are the answer, on stdout as a refused deploy prints them; the failure line says what to do.
-      // Every other refusal (not-retained, already-serving, an image bermd no longer takes) is bermd's words.
-      if (isBermClientError(e) && isBreaksCallers(e.body)) {
-        if (!this.jsonEnabled()) this.log(renderRefusal(e.body, await stdoutPaint()));
-        throw new CliError(
-          e.code,
-          `cannot roll ${args.name} back: ${refusalReason(e.body)}; roll back with --force to go back anyway`,
-          e.toJSON(),
-        );
-      }
-      throw e;
-    } finally {
-      await client.close();
-    }
-    if (!this.jsonEnabled()) {
-      const paint = await stdoutPaint();
-      const view = renderDeploy(result, paint, new Date(), rollbackVerb);
-      this.log(result.dry_run ? `${view}\n${gateVerdict(result.reported, paint)}` : view);
-    }
-    return result;
+  async run() {
+    return this.act(await this.parse(Rollback), rollback);
   }
 }

@@ -1,23 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import { isHarnessName, type ToolAnswerDocument } from '@berm/protocol';
-import type { EmbeddedRuntime, Secrets } from 'bermd/runtime';
 import { BaseCommand } from '../base-command.js';
-import { callRefusal, TOOL_ERROR_EXIT_CODE, unknownTool } from '../call-answer.js';
-import { stdoutPaint } from '../colour.js';
-import { CliError } from '../failure.js';
-import { renderToolAnswer } from '@berm/format/tool-answer';
-import { inputError } from '../input.js';
-import { buildProject } from '../project-build.js';
-import { limitWireValues, runLimitFlags } from '../setting-flags.js';
-import { toolArguments } from '../tool-args.js';
-
-interface LoadedImage {
-  name: string;
-  bytes: Uint8Array;
-}
+import { runTool } from '../actions/run.js';
+import { runLimitFlags } from '../setting-flags.js';
 
 export default class Run extends BaseCommand {
   static summary = "Run one tool of an image with bermd's runtime and limits, without a daemon.";
@@ -36,7 +21,7 @@ export default class Run extends BaseCommand {
   static args = {
     image: Args.string({ description: 'a .wasm image, or a project directory to build first', required: true }),
     tool: Args.string({ description: 'the tool to call', required: true }),
-    args: Args.string({ description: 'the arguments: one JSON object, or key=value pairs', required: false }),
+    args: Args.string({ description: 'the arguments: one JSON object, or key=value pairs', required: false, ignoreStdin: true }),
   };
 
   static flags = {
@@ -61,100 +46,7 @@ export default class Run extends BaseCommand {
     }),
   };
 
-  async run(): Promise<ToolAnswerDocument> {
-    const { args, argv, flags } = await this.parse(Run);
-    const words = (argv as string[]).slice(2);
-    const quiet = this.jsonEnabled();
-    const called = await this.image(args.image, flags.name, quiet);
-    const programs: LoadedImage[] = [];
-    for (const spec of flags.program ?? []) {
-      const at = spec.indexOf('=');
-      const name = spec.slice(0, at);
-      if (at <= 0 || !isHarnessName(name))
-        throw new CliError('usage', `--program ${spec}: give NAME=IMAGE, NAME a harness name the image declares in its deps.programs`, {
-          program: spec,
-        });
-      programs.push(await this.image(spec.slice(at + 1), name, quiet));
-    }
-    const runtimeEntry = await import('bermd/runtime');
-    let secrets: Secrets | undefined;
-    if (flags.secrets !== undefined) {
-      try {
-        secrets = await runtimeEntry.Secrets.load(flags.secrets);
-      } catch (e) {
-        throw new CliError('bad-secrets-file', `--secrets ${flags.secrets}: ${(e as Error).message}`, { file: flags.secrets });
-      }
-    }
-    let runtime: EmbeddedRuntime;
-    try {
-      runtime = await runtimeEntry.EmbeddedRuntime.open([called, ...programs], {
-        limits: limitWireValues(flags),
-        serve: flags.serve,
-        secrets,
-      });
-    } catch (e) {
-      // A refusal of an image is the one a deploy would give: its code and words, and which image.
-      if (runtimeEntry.isBermdError(e)) {
-        const at = (flags.program ?? []).find((spec) => spec.startsWith(`${e.details.harness}=`));
-        const image = at === undefined ? args.image : at.slice(at.indexOf('=') + 1);
-        throw new CliError(e.code, `cannot run '${image}': ${e.message}`, { ...e.details, image });
-      }
-      throw e;
-    }
-    let answer: ToolAnswerDocument;
-    try {
-      const manifest = await this.manifestOf(called.bytes);
-      const tool = manifest.tools.find((t) => t.name === args.tool);
-      if (tool === undefined)
-        throw unknownTool(
-          called.name,
-          args.tool,
-          manifest.tools.map((t) => t.name),
-        );
-      answer = await runtime.call(called.name, args.tool, toolArguments(words, tool.arguments));
-    } catch (e) {
-      const refused = e as { name?: string; code?: string; message: string; path?: string };
-      if (refused.name === 'CallRefused' && typeof refused.code === 'string')
-        throw callRefusal(refused.code, refused.message, refused.path);
-      throw e;
-    } finally {
-      await runtime.close();
-    }
-    if (answer.is_error) this.answerNegatively(TOOL_ERROR_EXIT_CODE);
-    if (!quiet) this.log(renderToolAnswer(answer, await stdoutPaint()));
-    return answer;
-  }
-
-  private async manifestOf(bytes: Uint8Array) {
-    const { Manifest } = await import('@berm/manifest');
-    return Manifest.fromImage(bytes).data;
-  }
-
-  /** The image at `path`, built first when it is a project directory, and the name it runs as. */
-  private async image(path: string, name: string | undefined, quiet: boolean): Promise<LoadedImage> {
-    let isDir: boolean;
-    try {
-      isDir = (await stat(path)).isDirectory();
-    } catch (e) {
-      throw inputError(path, e);
-    }
-    if (isDir) {
-      const { image, result } = await buildProject(path, { optimize: false, quiet });
-      if (!quiet) process.stderr.write(`built ${image}\n`);
-      return { name: name ?? result.name, bytes: result.bytes };
-    }
-    let bytes: Uint8Array;
-    try {
-      bytes = new Uint8Array(await readFile(path));
-    } catch (e) {
-      throw inputError(path, e);
-    }
-    const file = basename(path).replace(/\.wasm$/, '');
-    const runAs = name ?? file;
-    if (!isHarnessName(runAs))
-      throw new CliError('usage', `'${file}' is not a harness name to run ${path} as (1 to 64 letters, digits, _ or -): give --name NAME`, {
-        image: path,
-      });
-    return { name: runAs, bytes };
+  async run() {
+    return this.act(await this.parse(Run), runTool);
   }
 }

@@ -1,6 +1,7 @@
 import * as Args from '@oclif/core/args';
 import { BaseCommand } from '../base-command.js';
-import { daemonFlags } from '../daemon.js';
+import { daemonFlags } from '../daemon-flags.js';
+import { undeploy } from '../actions/undeploy.js';
 
 export default class Undeploy extends BaseCommand {
   static summary = 'Remove a deployed harness.';
@@ -14,15 +15,7 @@ export default class Undeploy extends BaseCommand {
 
   static flags = { ...daemonFlags };
 
-  async run(): Promise<{ name: string; undeployed: true }> {
-    const { args, flags } = await this.parse(Undeploy);
-    const client = await this.connect(flags);
-    try {
-      await client.undeploy(args.name);
-    } finally {
-      await client.close();
-    }
-    if (!this.jsonEnabled()) this.log(`undeployed ${args.name}`);
-    return { name: args.name, undeployed: true };
+  async run() {
+    return this.act(await this.parse(Undeploy), undeploy);
   }
 }

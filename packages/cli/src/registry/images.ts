@@ -20,7 +20,7 @@ import {
   SCHEME,
 } from '@berm/oci';
 import { CliError } from '../failure.js';
-import type { RegistrySettings } from './flags.js';
+import type { RegistrySettings } from './settings.js';
 
 /** The berm manifest layer is JSON of a manifest: far below this; more is not one crab pushed. */
 const MAX_MANIFEST_LAYER = 4 * 1024 * 1024;

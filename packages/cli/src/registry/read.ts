@@ -3,7 +3,7 @@
  * registries (and undici under it) is loaded only for a reference: a file's `inspect --json` pays nothing.
  */
 import type { Manifest } from '@berm/manifest';
-import type { RegistrySettings } from './flags.js';
+import type { RegistrySettings } from './settings.js';
 
 /** Cheap and conservative: anything `referenceOf` could take, and which is not read as a file first. */
 export function mayBeReference(text: string): boolean {
@@ -25,7 +25,7 @@ export async function readImageOrReference(
     const { referenceOf, readReferenceManifest } = await import('./images.js');
     const ref = await referenceOf(text);
     if (ref !== undefined) {
-      const { registrySettings } = await import('./flags.js');
+      const { registrySettings } = await import('./settings.js');
       return (await readReferenceManifest(ref, settings ?? registrySettings({}))).manifest;
     }
   }

@@ -1,9 +1,7 @@
-import { text } from 'node:stream/consumers';
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
-import { Registry, storeCredential } from '@berm/oci';
 import { BaseCommand } from '../../base-command.js';
-import { CliError } from '../../failure.js';
+import { registryLogin } from '../../actions/registry-login.js';
 
 export default class RegistryLogin extends BaseCommand {
   static summary = 'Store a credential for an OCI registry, as docker login does.';
@@ -24,23 +22,7 @@ export default class RegistryLogin extends BaseCommand {
     'insecure-registry': Flags.boolean({ description: 'speak plain HTTP to HOST (loopback hosts always are)', default: false }),
   };
 
-  async run(): Promise<{ host: string; stored: string }> {
-    const { args, flags } = await this.parse(RegistryLogin);
-    if (!flags['password-stdin']) {
-      throw new CliError('usage', 'give the password on standard input with --password-stdin: crab takes no password as an argument');
-    }
-    const password = (await text(process.stdin)).replace(/\r?\n$/, '');
-    if (password === '')
-      throw new CliError('usage', 'standard input was empty: pipe the password into crab registry login --password-stdin');
-    const credential = { username: flags.username, password };
-    const registry = new Registry(args.host, { credential, insecure: flags['insecure-registry'] ? [args.host] : [] });
-    try {
-      await registry.check();
-    } finally {
-      await registry.close();
-    }
-    const stored = await storeCredential(args.host, credential);
-    if (!this.jsonEnabled()) this.log(`logged in to ${args.host} as ${flags.username}: stored in ${stored}`);
-    return { host: args.host, stored };
+  async run() {
+    return this.act(await this.parse(RegistryLogin), registryLogin);
   }
 }

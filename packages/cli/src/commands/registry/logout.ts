@@ -1,6 +1,6 @@
 import * as Args from '@oclif/core/args';
-import { eraseCredential } from '@berm/oci';
 import { BaseCommand } from '../../base-command.js';
+import { registryLogout } from '../../actions/registry-logout.js';
 
 export default class RegistryLogout extends BaseCommand {
   static summary = 'Forget the credential stored for an OCI registry.';
@@ -12,10 +12,7 @@ export default class RegistryLogout extends BaseCommand {
     host: Args.string({ description: 'the registry host', required: true }),
   };
 
-  async run(): Promise<{ host: string; removed: boolean }> {
-    const { args } = await this.parse(RegistryLogout);
-    const removed = await eraseCredential(args.host);
-    if (!this.jsonEnabled()) this.log(removed ? `logged out of ${args.host}` : `no credential stored for ${args.host}`);
-    return { host: args.host, removed };
+  async run() {
+    return this.act(await this.parse(RegistryLogout), registryLogout);
   }
 }
