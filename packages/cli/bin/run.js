@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // crab and berm are one CLI under two names. Help and error lines use the name that was typed,
 // so the oclif bin is set from the script's own name before oclif reads the package.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,7 +34,7 @@ if (!stale) {
     answered = line !== undefined;
   } else {
     const table = JSON.parse(readFileSync(new URL('../oclif.manifest.json', import.meta.url), 'utf8'));
-    const reading = fast.readCommandLine(argv, table, { bins: [pjson.oclif.bin, ...pjson.oclif.binAliases], env: process.env });
+    const reading = await fast.readCommandLine(argv, table, { bins: [pjson.oclif.bin, ...pjson.oclif.binAliases], env: process.env });
     if (reading !== undefined) await fast.runReading(reading, pjson.oclif.bin);
     answered = reading !== undefined;
   }
@@ -79,19 +79,24 @@ function namesOwnCommand(plugin, args) {
 }
 
 /**
- * oclif.manifest.json lists the commands so that start-up need not import them all; the build
- * writes it after compiling (scripts/oclif-manifest.js). A compiled command newer than it (a
- * `tsc -b` without the rest of the build) would be missing or stale in it, so it is then ignored
- * and oclif reads the commands themselves: slower, never wrong.
+ * oclif.manifest.json lists the commands so that start-up need not import them all, and the fast path
+ * reads its command lines from it; the build writes it after compiling (scripts/oclif-manifest.js). A
+ * compile after it (a `tsc -b` without the rest of the build) may have left it missing or stale, so it is
+ * then ignored: every line goes through oclif, which reads the commands themselves; slower, never wrong.
+ * The compiler's build record (tsconfig.tsbuildinfo, rewritten by every compile that emits) tells of such
+ * a compile in one look, where comparing every compiled command took one per file. An installed package
+ * has no build record: its manifest is the one built with it.
  */
 function manifestIsStale() {
+  let written;
   try {
-    const written = statSync(new URL('../oclif.manifest.json', import.meta.url)).mtimeMs;
-    const dir = new URL('../dist/commands/', import.meta.url);
-    return readdirSync(dir, { recursive: true })
-      .filter((f) => f.endsWith('.js'))
-      .some((f) => statSync(new URL(f, dir)).mtimeMs > written);
+    written = statSync(new URL('../oclif.manifest.json', import.meta.url)).mtimeMs;
   } catch {
     return true;
+  }
+  try {
+    return statSync(new URL('../tsconfig.tsbuildinfo', import.meta.url)).mtimeMs > written;
+  } catch {
+    return false;
   }
 }

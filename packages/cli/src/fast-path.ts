@@ -21,8 +21,8 @@
  * shape differently, fails there.
  */
 import { COMMAND_IDS } from './actions/index.js';
-import { type CommandTable, type Reading, readCommandLine as readWith } from './fast-path/read.js';
-import { VALUE_READERS } from './fast-path/values.js';
+import { type CommandTable, commandOf, type Reading, readArguments } from './fast-path/read.js';
+import { valueReaders } from './fast-path/values.js';
 
 export type { CommandTable, Reading } from './fast-path/read.js';
 export { versionLine } from './fast-path/version.js';
@@ -31,12 +31,14 @@ export { versionLine } from './fast-path/version.js';
  * `argv` (what follows the program's name) read as oclif would read it, or undefined when the line is
  * oclif's to read. `bins` are the program's names, the one typed first; `env` the environment.
  */
-export function readCommandLine(
+export async function readCommandLine(
   argv: readonly string[],
   table: CommandTable,
   { bins, env }: { bins: readonly string[]; env: Record<string, string | undefined> },
-): Reading | undefined {
-  return readWith(argv, table, { bins, env, runnable: COMMAND_IDS, readers: VALUE_READERS });
+): Promise<Reading | undefined> {
+  const named = commandOf(argv, table, COMMAND_IDS);
+  if (named === undefined) return undefined;
+  return readArguments(named, { bins, env, readers: await valueReaders(named.command.id) });
 }
 
 /** Runs what `readCommandLine` read, as the command's oclif class would; see fast-path/run.ts. */

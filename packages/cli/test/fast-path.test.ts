@@ -58,7 +58,7 @@ async function oclifReading(argv: string[], env: Env): Promise<OclifReading | un
   }
 }
 
-function fastReading(argv: string[], env: Env): Reading | undefined {
+function fastReading(argv: string[], env: Env): Promise<Reading | undefined> {
   return readCommandLine(argv, table, { bins: BINS, env });
 }
 
@@ -134,7 +134,7 @@ describe('the fast path of bin/run.js', () => {
     it(`reads ${id} as oclif does, and takes every one of its flags`, async () => {
       const taken = new Set<string>();
       for (const line of linesOf(id)) {
-        const fast = fastReading(line.argv, line.env);
+        const fast = await fastReading(line.argv, line.env);
         if (fast === undefined) continue;
         if (line.flag !== undefined) taken.add(line.flag);
         expect([line, fast]).toEqual([line, await oclifReading(line.argv, line.env)]);
@@ -143,14 +143,14 @@ describe('the fast path of bin/run.js', () => {
     });
   }
 
-  it('takes a command with every argument and its required flags', () => {
-    for (const id of OWN) expect([id, fastReading(linesOf(id)[0]!.argv, {})?.id]).toEqual([id, id]);
+  it('takes a command with every argument and its required flags', async () => {
+    for (const id of OWN) expect([id, (await fastReading(linesOf(id)[0]!.argv, {}))?.id]).toEqual([id, id]);
   });
 
-  it('reads the limits of deploy and run by their rows, as bermd reads them', () => {
+  it('reads the limits of deploy and run by their rows, as bermd reads them', async () => {
     for (const row of HARNESS_SETTINGS) {
       const text = row.kind === 'duration' ? '1500ms' : row.kind === 'size' ? '2M' : '4';
-      const reading = fastReading(['deploy', 'name', 'image', `--${row.flag}`, text], {});
+      const reading = await fastReading(['deploy', 'name', 'image', `--${row.flag}`, text], {});
       expect([row.flag, typeof reading?.flags[row.flag]]).toEqual([row.flag, 'number']);
     }
   });
@@ -210,8 +210,8 @@ describe('the fast path of bin/run.js', () => {
     [['ls', '--version']],
   ];
 
-  it('declines the near misses, which go through oclif', () => {
-    for (const [argv, env = {}] of DECLINED) expect([argv, fastReading(argv, env)]).toEqual([argv, undefined]);
+  it('declines the near misses, which go through oclif', async () => {
+    for (const [argv, env = {}] of DECLINED) expect([argv, await fastReading(argv, env)]).toEqual([argv, undefined]);
   });
 
   it('leaves no optional argument for oclif to read from a piped stdin, so its default is what the fast path takes', async () => {
@@ -242,8 +242,8 @@ describe('the same command lines through oclif', () => {
 
   /** The line run as typed (the fast path) and with `--` added where it changes nothing for oclif but is declined. */
   async function bothWays(fast: string[], throughOclif: string[], env: Record<string, string | undefined> = {}) {
-    expect(fastReading(fast, {})).toBeDefined();
-    expect(fastReading(throughOclif, {})).toBeUndefined();
+    expect(await fastReading(fast, {})).toBeDefined();
+    expect(await fastReading(throughOclif, {})).toBeUndefined();
     const options = { env: { BERM_URL: d.url, BERM_TOKEN: undefined, ...env } };
     const [a, b] = await Promise.all([runCli(fast, options), runCli(throughOclif, options)]);
     expect(a).toEqual(b);

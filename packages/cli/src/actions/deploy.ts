@@ -6,7 +6,6 @@ import type { DeploySource } from '@berm/protocol';
 import { stdoutPaint } from '../colour.js';
 import type { CommandContext, Parsed } from '../context.js';
 import { CliError } from '../failure.js';
-import { inputError } from '../input.js';
 import { limitOptions } from '../limit-values.js';
 import { mayBeReference } from '../registry/read.js';
 import { type RegistryFlagValues, registrySettings } from '../registry/settings.js';
@@ -57,6 +56,8 @@ export async function deploy(
     try {
       bytes = await readFile(args.image);
     } catch (e) {
+      // The image reader comes with it: loaded for a failure only, as a read file needs none of it.
+      const { inputError } = await import('../input.js');
       throw inputError(args.image, e);
     }
   }

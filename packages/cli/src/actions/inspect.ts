@@ -1,11 +1,8 @@
-import { basename } from 'node:path';
 import type { ManifestData } from '@berm/manifest';
-import { renderManifest } from '@berm/format/manifest';
-import { stdoutPaint } from '../colour.js';
 import type { CommandContext, Parsed } from '../context.js';
 import { readImage } from '../input.js';
 import { readImageOrReference } from '../registry/read.js';
-import { type RegistryFlagValues, registrySettings } from '../registry/settings.js';
+import type { RegistryFlagValues } from '../registry/settings.js';
 
 export interface InspectFlags extends RegistryFlagValues {
   url?: string;
@@ -13,10 +10,19 @@ export interface InspectFlags extends RegistryFlagValues {
 }
 
 export async function inspect({ args, flags }: Parsed<{ image: string }, InspectFlags>, ctx: CommandContext): Promise<ManifestData> {
-  const manifest = await readImageOrReference(args.image, () => readImage(args.image), registrySettings(flags));
+  // The registry flags' values are read only when given (a reference without them reads the defaults):
+  // `inspect --json FILE`, which scripts run in loops, loads nothing a file does not need.
+  const given = flags['max-image-size'] !== undefined || flags['insecure-registry'] !== undefined;
+  const settings = given ? (await import('../registry/settings.js')).registrySettings(flags) : undefined;
+  const manifest = await readImageOrReference(args.image, () => readImage(args.image), settings);
   if (!ctx.json) {
     // Nothing to mark, nothing to ask: a BERM_URL whose daemon is down must not fail the command.
     const deployed = manifest.data.deps.programs.length > 0 ? await deployedPrograms(flags, ctx) : undefined;
+    const [{ basename }, { renderManifest }, { stdoutPaint }] = await Promise.all([
+      import('node:path'),
+      import('@berm/format/manifest'),
+      import('../colour.js'),
+    ]);
     ctx.log(renderManifest(manifest.data, { name: basename(args.image), paint: await stdoutPaint(), deployed }));
   }
   return manifest.toJSON();

@@ -1,7 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import type { CommandContext, Parsed } from '../context.js';
 import { CliError } from '../failure.js';
-import { inputError } from '../input.js';
 import { pullImage, referenceOf } from '../registry/images.js';
 import { type RegistryFlagValues, registrySettings } from '../registry/settings.js';
 
@@ -25,6 +24,8 @@ export async function pull(
   try {
     await writeFile(file, pulled.bytes);
   } catch (e) {
+    // The image reader comes with it: loaded for a failure only, as a read file needs none of it.
+    const { inputError } = await import('../input.js');
     throw inputError(file, e);
   }
   if (!ctx.json) ctx.log(`${file} ← ${pulled.pinned}`);

@@ -1,4 +1,4 @@
-import type { ValueReader } from './values.js';
+import type { ValueReaders } from './values.js';
 
 /** What oclif.manifest.json says of a flag, as far as the reading goes. */
 export interface TableFlag {
@@ -62,10 +62,14 @@ export interface ReadOptions {
   /** The program's names, the one typed first: oclif reads `<NAME>_CONTENT_TYPE` under each. */
   bins: readonly string[];
   env: Record<string, string | undefined>;
-  /** The commands the fast path can run. */
-  runnable: ReadonlySet<string>;
-  /** Per command, the flags whose value is not their text. */
-  readers: Readonly<Record<string, Readonly<Record<string, ValueReader>>>>;
+  /** The command's flags whose value is not their text (values.ts). */
+  readers: ValueReaders;
+}
+
+/** The command a line names and the words after its name. */
+export interface Named {
+  command: TableCommand;
+  rest: string[];
 }
 
 /** The flag setting on the command line, as oclif's parser records it. */
@@ -81,34 +85,34 @@ function decline(): never {
   throw new Declined();
 }
 
+/** The command among `runnable` that `argv` names, as oclif finds it, or undefined for anything else. */
+export function commandOf(argv: readonly string[], table: CommandTable, runnable: ReadonlySet<string>): Named | undefined {
+  const [first, second] = argv;
+  if (first === undefined || first.startsWith('-')) return undefined;
+  // A topic's command (`registry login`) is two words, as oclif joins them with its space separator.
+  const spaced = second === undefined ? undefined : table.commands[`${first}:${second}`];
+  const command = spaced ?? table.commands[first];
+  if (command === undefined || !runnable.has(command.id)) return undefined;
+  if (command.state === 'deprecated' || (command.aliases ?? []).length > 0) return undefined;
+  return { command, rest: argv.slice(spaced === undefined ? 1 : 2) };
+}
+
 /**
- * `argv` read as oclif's parser reads it for the command it names, or undefined for anything this
- * reading is not sure of (see fast-path.ts for what it declines).
+ * The words after a command's name read as oclif's parser reads them for it, or undefined for anything
+ * this reading is not sure of (see fast-path.ts for what it declines).
  */
-export function readCommandLine(argv: readonly string[], table: CommandTable, options: ReadOptions): Reading | undefined {
+export function readArguments({ command, rest }: Named, options: ReadOptions): Reading | undefined {
   try {
-    return read(argv, table, options);
+    const { tokens, positionals } = readTokens(rest, command);
+    const flags = flagValues(command, tokens, options);
+    const { args, words } = argValues(command, positionals);
+    // oclif orders argv by where each word first appears on the command line.
+    words.sort((a, b) => rest.indexOf(a) - rest.indexOf(b));
+    return { id: command.id, args, flags, argv: words, json: jsonEnabled(command, rest, options) };
   } catch (e) {
     if (e instanceof Declined) return undefined;
     throw e;
   }
-}
-
-function read(argv: readonly string[], table: CommandTable, options: ReadOptions): Reading {
-  const [first, second] = argv;
-  if (first === undefined || first.startsWith('-')) decline();
-  // A topic's command (`registry login`) is two words, as oclif joins them with its space separator.
-  const spaced = second === undefined ? undefined : table.commands[`${first}:${second}`];
-  const command = spaced ?? table.commands[first];
-  if (command === undefined || !options.runnable.has(command.id)) decline();
-  if (command.state === 'deprecated' || (command.aliases ?? []).length > 0) decline();
-  const rest = argv.slice(spaced === undefined ? 1 : 2);
-  const { tokens, positionals } = readTokens(rest, command);
-  const flags = flagValues(command, tokens, options);
-  const { args, words } = argValues(command, positionals);
-  // oclif orders argv by where each word first appears on the command line.
-  words.sort((a, b) => rest.indexOf(a) - rest.indexOf(b));
-  return { id: command.id, args, flags, argv: words, json: jsonEnabled(command, rest, options) };
 }
 
 /** The flag settings and the positional words, in oclif's order; anything doubtful declined. */
@@ -172,7 +176,7 @@ function shortFlag(command: TableCommand, char: string): [string, TableFlag, boo
 
 /** Every flag's value as oclif's parser gives it: set, else from its environment variable, else its default. */
 function flagValues(command: TableCommand, tokens: readonly Token[], options: ReadOptions): Record<string, unknown> {
-  const readers = options.readers[command.id] ?? {};
+  const { readers } = options;
   const value = (name: string, flag: TableFlag, text: string): unknown => {
     if (flag.options !== undefined && !flag.options.includes(text)) decline();
     const reader = readers[name];
