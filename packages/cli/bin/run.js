@@ -29,11 +29,11 @@ let answered = false;
 if (!stale) {
   const fast = await import('../dist/fast-path.js');
   if (argv[0] === '--version') {
-    const line = fast.versionLine(pjson);
+    const line = await fast.versionLine(pjson);
     if (line !== undefined) console.log(line);
     answered = line !== undefined;
   } else {
-    const table = JSON.parse(readFileSync(new URL('../oclif.manifest.json', import.meta.url), 'utf8'));
+    const table = () => JSON.parse(readFileSync(new URL('../oclif.manifest.json', import.meta.url), 'utf8'));
     const reading = await fast.readCommandLine(argv, table, { bins: [pjson.oclif.bin, ...pjson.oclif.binAliases], env: process.env });
     if (reading !== undefined) await fast.runReading(reading, pjson.oclif.bin);
     answered = reading !== undefined;

@@ -20,25 +20,36 @@
  * manifest, and the near misses it declines, so a new command or flag, or an oclif upgrade that reads a
  * shape differently, fails there.
  */
-import { COMMAND_IDS } from './actions/index.js';
-import { type CommandTable, commandOf, type Reading, readArguments } from './fast-path/read.js';
-import { valueReaders } from './fast-path/values.js';
+import type { CommandTable, Reading } from './fast-path/read.js';
 
 export type { CommandTable, Reading } from './fast-path/read.js';
-export { versionLine } from './fast-path/version.js';
 
 /**
  * `argv` (what follows the program's name) read as oclif would read it, or undefined when the line is
- * oclif's to read. `bins` are the program's names, the one typed first; `env` the environment.
+ * oclif's to read. `table` gives oclif.manifest.json, read only when the line may be one to take; `bins`
+ * are the program's names, the one typed first; `env` the environment.
  */
 export async function readCommandLine(
   argv: readonly string[],
-  table: CommandTable,
+  table: () => CommandTable,
   { bins, env }: { bins: readonly string[]; env: Record<string, string | undefined> },
 ): Promise<Reading | undefined> {
-  const named = commandOf(argv, table, COMMAND_IDS);
+  // Help, `--version` and `--` are oclif's: such a line pays nothing more here than this look.
+  if (argv[0] === undefined || argv[0].startsWith('-') || argv.some((word) => word === '--help' || word === '--')) return undefined;
+  const [{ commandOf, readArguments }, { COMMAND_IDS }, { valueReaders }] = await Promise.all([
+    import('./fast-path/read.js'),
+    import('./actions/index.js'),
+    import('./fast-path/values.js'),
+  ]);
+  const named = commandOf(argv, table(), COMMAND_IDS);
   if (named === undefined) return undefined;
   return readArguments(named, { bins, env, readers: await valueReaders(named.command.id) });
+}
+
+/** What oclif prints for `--version`, or undefined where it is oclif's to say; see fast-path/version.ts. */
+export async function versionLine(pjson: { name: string; version: string }): Promise<string | undefined> {
+  const { versionLine: line } = await import('./fast-path/version.js');
+  return line(pjson);
 }
 
 /** Runs what `readCommandLine` read, as the command's oclif class would; see fast-path/run.ts. */

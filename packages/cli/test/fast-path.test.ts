@@ -59,7 +59,7 @@ async function oclifReading(argv: string[], env: Env): Promise<OclifReading | un
 }
 
 function fastReading(argv: string[], env: Env): Promise<Reading | undefined> {
-  return readCommandLine(argv, table, { bins: BINS, env });
+  return readCommandLine(argv, () => table, { bins: BINS, env });
 }
 
 /** Values for a flag's text: plain words, and each kind of value a flag of crab's parses (integers, sizes, durations). */
