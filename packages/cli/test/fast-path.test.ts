@@ -188,6 +188,7 @@ describe('the fast path of bin/run.js', () => {
     [['registry', 'login', 'ghcr.io', '-u']],
     [['registry']],
     [['registry', 'nothing']],
+    [['registry:logout', 'ghcr.io']],
     [['autocomplete']],
     [['autocomplete', 'bash']],
     [['autocomplete', 'fish']],

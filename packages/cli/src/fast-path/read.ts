@@ -88,7 +88,8 @@ function decline(): never {
 /** The command among `runnable` that `argv` names, as oclif finds it, or undefined for anything else. */
 export function commandOf(argv: readonly string[], table: CommandTable, runnable: ReadonlySet<string>): Named | undefined {
   const [first, second] = argv;
-  if (first === undefined || first.startsWith('-')) return undefined;
+  // `registry:login`, an id as oclif writes it, oclif reads too; typed so, it is left to oclif.
+  if (first === undefined || first.startsWith('-') || first.includes(':')) return undefined;
   // A topic's command (`registry login`) is two words, as oclif joins them with its space separator.
   const spaced = second === undefined ? undefined : table.commands[`${first}:${second}`];
   const command = spaced ?? table.commands[first];
