@@ -14,7 +14,6 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import {
   type Attributes,
   type Context,
-  context,
   defaultTextMapGetter,
   defaultTextMapSetter,
   ROOT_CONTEXT,
