@@ -1,14 +1,13 @@
 import * as Args from '@oclif/core/args';
 import * as Flags from '@oclif/core/flags';
 import { IDEMPOTENCY_KEY_META, isCallRefusal, REPLAYED_META, type ToolAnswerDocument, type ToolContent } from '@berm/protocol';
-import { ProtocolError, ProtocolErrorCode, type Tool } from '@modelcontextprotocol/client';
 import { BaseCommand } from '../base-command.js';
 import { callRefusal, TOOL_ERROR_EXIT_CODE, unknownTool } from '../call-answer.js';
 import { stdoutPaint } from '../colour.js';
 import { daemonFlags } from '../daemon.js';
 import { CliError } from '../failure.js';
 import { renderToolAnswer } from '@berm/format/tool-answer';
-import { type McpCall, openMcpCall } from '../mcp-call.js';
+import { isUnknownToolAnswer, type ListedTool, type McpCall, openMcpCall } from '../mcp-call.js';
 import { needsSchema, toolArguments } from '../tool-args.js';
 
 /** A tool's name as a word of its own (`berm call echo echo`), told from ARGS, which are JSON or key=value. */
@@ -95,8 +94,7 @@ export default class Call extends BaseCommand {
       answered = await mcp.call(name, args, key === undefined ? {} : { [IDEMPOTENCY_KEY_META]: key });
     } catch (e) {
       // bermd answers a name it does not list as invalid params, deployed or not: its list says which.
-      if (e instanceof ProtocolError && e.code === ProtocolErrorCode.InvalidParams && /unknown tool/i.test(e.message))
-        throw await this.notListed(mcp, url, harness, tool);
+      if (isUnknownToolAnswer(e)) throw await this.notListed(mcp, url, harness, tool);
       throw e;
     }
     const { result, events, logs } = answered;
@@ -126,7 +124,7 @@ export default class Call extends BaseCommand {
   /** Why `harness`'s `tool` is not listed: the harness has no such tool, or no such harness is deployed (or callable with this token). */
   private async notListed(mcp: McpCall, url: string, harness: string, tool: string): Promise<CliError> {
     const prefix = `${harness}${SEPARATOR}`;
-    const tools = (await mcp.tools()).filter((t: Tool) => t.name.startsWith(prefix)).map((t) => t.name.slice(prefix.length));
+    const tools = (await mcp.tools()).filter((t: ListedTool) => t.name.startsWith(prefix)).map((t) => t.name.slice(prefix.length));
     if (tools.length > 0) return unknownTool(harness, tool, tools);
     return new CliError(
       'not-found',
