@@ -10,7 +10,7 @@
  */
 import Ajv2020Module from 'ajv/dist/2020.js';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import type { JsonSchema, ManifestData } from '@berm/manifest';
+import { type JsonSchema, jsonSchemaProblem, type ManifestData } from '@berm/manifest';
 import { RunnerError } from './errors.js';
 import type { Check } from './schema-issues.js';
 
@@ -54,15 +54,24 @@ function asDraft2020(schema: JsonSchema): JsonSchema {
   return rest;
 }
 
-/** Checks schemas against the 2020-12 meta-schema; one per process, as compiling the meta-schema is the costly part. */
+/** The 2020-12 meta-schema's URI, which ajv's `validateSchema` checks a schema against when it names no other. */
+const META_SCHEMA = 'https://json-schema.org/draft/2020-12/schema';
+
+/** Checks schemas naming another `$schema`; one per process, as compiling the meta-schema is the costly part. */
 let metaChecker: AjvInstance | undefined;
 
 /**
  * Why `schema` is not a valid 2020-12 JSON Schema, or undefined when it is. Every ajv instance that
  * compiles schemas from images is made with `validateSchema: false` and asks this first: an instance that
  * validates its own schemas compiles the meta-schema once more, which is most of what a compile costs.
+ * A schema naming no `$schema`, or 2020-12's, is checked by the meta-schema's validator the manifest
+ * library generates at build (compiling it here cost an embedded run more than its call), which answers
+ * as ajv's `validateSchema` does (test/schema-problem.test.ts holds them together); one naming another
+ * goes to ajv, as before, which refuses a meta-schema it does not know.
  */
 export function schemaProblem(schema: unknown): { at: string; message: string } | undefined {
+  const named = typeof schema === 'object' && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
+  if (!named || named === META_SCHEMA) return jsonSchemaProblem(schema);
   metaChecker ??= new Ajv2020({ ...AJV_OPTIONS });
   if (metaChecker.validateSchema(schema as object | boolean)) return undefined;
   const issue = metaChecker.errors?.[0];
