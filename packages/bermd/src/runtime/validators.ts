@@ -8,19 +8,10 @@
  * compiled here into plain JS source, which a worker evaluates once per harness and caches. Schemas are
  * thus compiled once, here, and never again in any thread.
  */
-import Ajv2020Module from 'ajv/dist/2020.js';
-import standaloneModule from 'ajv/dist/standalone/index.js';
 import { type JsonSchema, jsonSchemaProblem, type ManifestData } from '@berm/manifest';
+import { type AjvInstance, ajv2020, standaloneCode } from './ajv.js';
 import { RunnerError } from './errors.js';
 import type { Check } from './schema-issues.js';
-
-// ajv is CommonJS with a `default` member; under NodeNext the default import is the whole module object.
-type AjvClass = typeof Ajv2020Module.default;
-type AjvInstance = InstanceType<AjvClass>;
-const Ajv2020: AjvClass = (Ajv2020Module as unknown as { default?: AjvClass }).default ?? (Ajv2020Module as unknown as AjvClass);
-const standaloneCode: typeof standaloneModule.default =
-  (standaloneModule as unknown as { default?: typeof standaloneModule.default }).default ??
-  (standaloneModule as unknown as typeof standaloneModule.default);
 
 /**
  * Options shared by every ajv instance here. `strict: false` because schemas come from images and may
@@ -72,7 +63,7 @@ let metaChecker: AjvInstance | undefined;
 export function schemaProblem(schema: unknown): { at: string; message: string } | undefined {
   const named = typeof schema === 'object' && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
   if (!named || named === META_SCHEMA) return jsonSchemaProblem(schema);
-  metaChecker ??= new Ajv2020({ ...AJV_OPTIONS });
+  metaChecker ??= new (ajv2020())({ ...AJV_OPTIONS });
   if (metaChecker.validateSchema(schema as object | boolean)) return undefined;
   const issue = metaChecker.errors?.[0];
   return { at: issue?.instancePath ?? '', message: issue?.message ?? 'rejected by the meta-schema' };
@@ -116,7 +107,7 @@ class Validators implements HarnessValidators {
     if (this.standalone !== undefined) return this.standalone;
     const { ajv } = this.compile();
     const exportNames = Object.fromEntries(this.schemas.map(({ key }) => [key, key]));
-    this.standalone = this.schemas.length === 0 ? '' : standaloneCode(ajv, exportNames);
+    this.standalone = this.schemas.length === 0 ? '' : standaloneCode()(ajv, exportNames);
     return this.standalone;
   }
 
@@ -124,7 +115,7 @@ class Validators implements HarnessValidators {
   compile(): Compiled {
     if (this.compiled !== undefined) return this.compiled;
     // One instance per harness: schema `$id`s from different images never meet, and an undeploy frees them all.
-    const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { source: true } });
+    const ajv = new (ajv2020())({ ...AJV_OPTIONS, validateSchema: false, code: { source: true } });
     const tools = new Map<string, Check>();
     const events = new Map<string, Check>();
     for (const { key, name, schema, where } of this.schemas) {
