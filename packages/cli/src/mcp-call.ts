@@ -143,8 +143,8 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
   let ids = 0;
 
   /** Sends one request and reads its whole answer (a stateless request's stream ends with its result). */
-  const post = (method: string, params: Record<string, unknown>, name?: string): Promise<Answer> => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: ++ids, method, params });
+  const post = (id: number, method: string, params: Record<string, unknown>, name?: string): Promise<Answer> => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
     const headers: Record<string, string | number> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
@@ -174,7 +174,9 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
     name?: string,
   ): Promise<{ result: Record<string, unknown>; notes: unknown[] }> => {
     const meta = (params._meta ?? {}) as Record<string, unknown>;
+    const id = ++ids;
     const answer = await post(
+      id,
       method,
       {
         ...params,
@@ -202,7 +204,7 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
         result?: unknown;
         error?: { code?: unknown; message?: unknown; data?: unknown };
       };
-      if (m?.id !== ids) {
+      if (m?.id !== id) {
         if (typeof m?.method === 'string') notes.push(m);
         continue;
       }
