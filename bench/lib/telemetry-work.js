@@ -2,7 +2,7 @@
 // per call that a loaded machine disturbs far less than the throughput of a whole bermd
 // (`node bench/lib/telemetry-work.js`; telemetry-cost.js measures the whole bermd). Each call here does
 // what telemetry/ does for a call on the fast path, with the same objects: the request's SERVER span,
-// current while the call runs (tracing), the call's queue, run and instance spans, the metrics' records,
+// handing the call its context (tracing), the call's queue, run and instance spans, the metrics' records,
 // the answer handed to the span and written; against the same loop with none of it (off). Tracing exports
 // over OTLP/HTTP protobuf to a receiver in a process of its own; the loop lets the event loop turn every
 // 64 calls, as a server's does, so the batch processor's exports go out.
@@ -65,7 +65,7 @@ function call(i, gen, metrics, tracing) {
   });
   const work = () => {
     const started = performance.now();
-    const trace = tracing?.callTrace('echo', 'echo');
+    const trace = traced?.callTrace('echo', 'echo');
     const at = Date.now();
     trace?.started(at);
     if (trace?.sampled) trace.instantiated('echo', 'echo', 0, at, at + 0.01);
@@ -82,8 +82,7 @@ function call(i, gen, metrics, tracing) {
     if (gen === 'stateless') res.writeHead(200, { 'content-type': 'application/json' }).end(text);
     else res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${text}\n\n`);
   };
-  if (traced === undefined) work();
-  else traced.run(work);
+  work();
 }
 
 /** CPU µs per call of `calls` calls. */

@@ -300,7 +300,6 @@ export async function createDaemon(config: DaemonConfig, logger: Logger): Promis
       requireEffects: config.requireEffects,
       bounds: limits,
       secretAvailable: (secret, harness) => secrets.availableTo(secret, harness),
-      phase: tracing === undefined ? undefined : (name, fn) => tracing.phase(name, fn),
       counters:
         metrics === undefined
           ? undefined

@@ -29,10 +29,6 @@ export function logSink(target: LineSink, secrets: Secrets): { write(line: strin
  * The daemon's logger at `level`. Every line is checked for the values `secrets` holds at the time of
  * writing, so values a SIGHUP loads later are hidden too.
  */
-export function stderrLogger(level: string, secrets: Secrets, mixin?: () => object): Logger {
-  // The mixin (the current span's ids, when tracing is on) is given only then: with tracing off a line costs nothing more.
-  return pino(
-    mixin === undefined ? { name: 'bermd', level } : { name: 'bermd', level, mixin },
-    logSink(pino.destination({ dest: 2, sync: true }), secrets),
-  );
+export function stderrLogger(level: string, secrets: Secrets): Logger {
+  return pino({ name: 'bermd', level }, logSink(pino.destination({ dest: 2, sync: true }), secrets));
 }

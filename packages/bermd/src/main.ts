@@ -11,7 +11,6 @@ import { AccessFileError, readAccessFile } from './auth/index.js';
 import { type DaemonOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { Secrets, SecretsFileError } from './egress/index.js';
 import { stderrLogger } from './log.js';
-import { traceConfig, traceLogFields } from './telemetry/index.js';
 import { printable } from './terminal-text.js';
 
 /**
@@ -41,11 +40,7 @@ export async function main(argv: string[]): Promise<void> {
   // values before it is written; with a secrets file, the values SIGHUP reads later included.
   for (const password of options.store === undefined ? [] : storePasswords(options.store)) options.secrets.hide('store password', password);
   if (options.introspectionClient !== undefined) options.secrets.hide('introspection client secret', options.introspectionClient.secret);
-  const logger = stderrLogger(
-    options.logLevel,
-    options.secrets,
-    traceConfig(options, process.env) === undefined ? undefined : traceLogFields,
-  );
+  const logger = stderrLogger(options.logLevel, options.secrets);
 
   // The crash tests' seam (faults.ts), armed from the environment only.
   const fault = process.env[FAULT_ENV];

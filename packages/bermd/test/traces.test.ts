@@ -171,6 +171,40 @@ describe('traces', { timeout: 60_000 }, () => {
     }
   });
 
+  it('hangs the spans of a call the SDK answers (one asking for progress) under its request, in both generations', async () => {
+    const modern = 'cccc1111cccc1111cccc1111cccc1111';
+    const res = await post(d.url, modernHeaders('tools/call', 'a.call'), {
+      jsonrpc: '2.0',
+      id: 'progress',
+      method: 'tools/call',
+      params: {
+        name: 'a.call',
+        arguments: { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo?progress` } },
+        _meta: envelope({ traceparent: traceparent(modern), progressToken: 'p1' }),
+      },
+    });
+    expect(res.status).toBe(200);
+    const c = await connect(d.url, { traceparent: traceparent('cccc2222cccc2222cccc2222cccc2222') });
+    try {
+      const result = await c.client.callTool(
+        { name: 'a.call', arguments: { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo?legacy-progress` } } },
+        undefined,
+        { onprogress: () => {} },
+      );
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await c.close();
+    }
+    for (const traceId of [modern, 'cccc2222cccc2222cccc2222cccc2222']) {
+      const spans = await traceWith(receiver, traceId, 'GET');
+      const server = one(spans, 'tools/call a.call');
+      const run = one(spans, 'bermd.run a.call');
+      expect(run.parentSpanId).toBe(server.spanId);
+      expect(one(spans, 'berm.call b.fetch').parentSpanId).toBe(run.spanId);
+      expect(one(spans, 'GET').parentSpanId).toBe(one(spans, 'berm.call b.fetch').spanId);
+    }
+  });
+
   it("records nothing of a call its client's unsampled trace drops, and hands its fetch the trace's context, unsampled", async () => {
     const dropped = 'dddd0000dddd0000dddd0000dddd0000';
     const args = { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo?dropped` } };

@@ -4,12 +4,12 @@
  * handler, which answers every failure as `{"error": {...}}`. Listening is the caller's business;
  * what every request passes first (the token) is the app's (app/).
  */
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ApiError, badHarnessNameMessage, SCOPE, type ParsedQuery, type ReceiptsPage, type WhoAmI } from '@berm/protocol';
 import { apiErrorOf, drainRejectedBody, needs, refuseScope, replyWithError } from '../app/index.js';
-import { readDeployQuery, receiptView, type Receipt, type ReceiptStore, type Registry } from '../deploy/index.js';
+import { type DeployPhase, readDeployQuery, receiptView, type Receipt, type ReceiptStore, type Registry } from '../deploy/index.js';
 import { BermdError } from '../errors.js';
-import type { Tracing } from '../telemetry/index.js';
+import type { ControlRequestTrace, Tracing } from '../telemetry/index.js';
 import { EventStreams } from './event-stream.js';
 import { addChangeStream } from './events.js';
 import { addFigureRoutes, type FiguresSource } from './figures.js';
@@ -55,7 +55,12 @@ interface NameParams {
 export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, options) => {
   const { registry, maxImageSize, tracing } = options;
   app.setValidatorCompiler(validatorCompiler);
-  if (tracing !== undefined) traceRequests(app, tracing);
+  const traceOf = tracing === undefined ? undefined : traceRequests(app, tracing);
+  /** What a deploy made by `request` hands on of its trace: its phases as spans, its lines with the trace's ids. */
+  const deployTrace = (request: FastifyRequest): { phase?: DeployPhase; logger?: FastifyBaseLogger } => {
+    const traced = traceOf?.(request);
+    return traced === undefined ? {} : { phase: traced.phase, logger: request.log };
+  };
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) return replyWithError(error, request, reply);
@@ -100,7 +105,14 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, opt
       const { force, dryRun, bindings, source } = readDeployQuery(request.query);
       if (force && !request.principal.has(SCOPE.force)) throw refuseScope(request, reply, SCOPE.force);
       const by = request.principal.name;
-      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, { force, dryRun, bindings, by, source });
+      const { replaced, ...result } = await registry.deploy(request.params.name, bytes, {
+        force,
+        dryRun,
+        bindings,
+        by,
+        source,
+        ...deployTrace(request),
+      });
       return reply.code(replaced ? 200 : 201).send(result);
     },
   );
@@ -171,6 +183,7 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, opt
         force,
         dryRun,
         by: request.principal.name,
+        ...deployTrace(request),
       });
       return reply.code(replaced ? 200 : 201).send(result);
     },
@@ -196,22 +209,22 @@ export const controlPlugin: FastifyPluginAsync<ControlOptions> = async (app, opt
 };
 
 /**
- * Each control request as a SERVER span named by its route's template (`PUT /harnesses/:name`). The
- * span is current from the handler on (its body read), so a deploy's phases are its children.
+ * Each control request as a SERVER span named by its route's template (`PUT /harnesses/:name`). Its log
+ * lines carry the span's ids, and a deploy it makes runs its phases as the span's children (handed on by
+ * the handler: bermd keeps no current span across `await`s, tracing.ts says why). Answers the span of a request.
  */
-function traceRequests(app: FastifyInstance, tracing: Tracing): void {
-  const spans = new WeakMap<FastifyRequest, ReturnType<Tracing['httpRequest']>>();
-  app.addHook('onRequest', (request, _reply, done) => {
-    spans.set(request, tracing.httpRequest(request.method, request.routeOptions.url ?? request.url.split('?')[0]!, request.headers));
+function traceRequests(app: FastifyInstance, tracing: Tracing): (request: FastifyRequest) => ControlRequestTrace | undefined {
+  const spans = new WeakMap<FastifyRequest, ControlRequestTrace>();
+  app.addHook('onRequest', (request, reply, done) => {
+    const traced = tracing.httpRequest(request.method, request.routeOptions.url ?? request.url.split('?')[0]!, request.headers);
+    spans.set(request, traced);
+    request.log = request.log.child(traced.logFields);
+    reply.log = request.log;
     done();
-  });
-  app.addHook('preHandler', (request, _reply, done) => {
-    const span = spans.get(request);
-    if (span === undefined) done();
-    else span.run(done);
   });
   app.addHook('onResponse', (request, reply, done) => {
     spans.get(request)?.end(reply.statusCode);
     done();
   });
+  return (request) => spans.get(request);
 }

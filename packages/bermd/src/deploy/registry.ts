@@ -103,8 +103,6 @@ export interface DeployHooks<P = unknown> {
 }
 
 export interface RegistryOptions {
-  /** Runs each phase of a deploy as a span (the daemon's tracer); unset, they just run. */
-  phase?: DeployPhase;
   /** The state directory, where a `DirectoryStore` keeps the set unless `store` is given. */
   stateDir: string;
   /** What that `DirectoryStore` keeps of what each name served before (a given `store` has its own); `DEFAULT_RETENTION` when unset. */
@@ -161,6 +159,10 @@ export interface DeployOptions {
   by?: string;
   /** The registry reference and manifest digest the image came from, as the deploy says: stored with the harness and its entry. */
   source?: DeploySource;
+  /** Runs each phase of this deploy (read, compile, checks, gate, commit) as a span of the request's trace; unset, they just run. */
+  phase?: DeployPhase;
+  /** Writes this deploy's log lines (the request's logger, carrying its trace's ids); the registry's own when unset. */
+  logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
 export interface RollbackOptions extends Omit<DeployOptions, 'bindings'> {
@@ -168,6 +170,11 @@ export interface RollbackOptions extends Omit<DeployOptions, 'bindings'> {
   to?: string;
   /** How many retained images back (1: the one served before this one); 1 when neither this nor `to` is given. */
   steps?: number;
+}
+
+/** How a deploy runs its phases: as it says, or just run. */
+function phaseOf(options: DeployOptions): DeployPhase {
+  return options.phase ?? (async (_name, fn) => fn());
 }
 
 /** What a deploy or rollback decided inside its transaction. */
@@ -208,7 +215,6 @@ export class Registry {
   /** Revisions of a shared store that do not load here (logged once), by name: not tried again until the name changes. */
   private readonly refused = new Map<string, string>();
   private readonly policy: AdmissionPolicy;
-  private readonly phase: DeployPhase;
   private readonly logger: Logger;
   private readonly now: () => Date;
   /** How this process names itself: history entries and receipts carry it. */
@@ -234,12 +240,10 @@ export class Registry {
   private constructor(store: HarnessStore, options: RegistryOptions) {
     this.store = store;
     this.logger = options.logger;
-    this.phase = options.phase ?? (async (_name, fn) => fn());
     this.policy = {
       checks: {
         servedSyscalls: new Set([...ASK_SYSCALLS, ...(options.servedSyscalls ?? [])]),
         rewrite: options.rewriteImage,
-        phase: options.phase,
       },
       bounds: options.bounds ?? { ...DEFAULT_LIMITS },
       requireEffects: options.requireEffects,
@@ -355,13 +359,18 @@ export class Registry {
     return harness;
   }
 
+  /** The admission policy of one deploy: the registry's, its phases run as that deploy says. */
+  private policyFor(options: DeployOptions): AdmissionPolicy {
+    return options.phase === undefined ? this.policy : { ...this.policy, checks: { ...this.policy.checks, phase: options.phase } };
+  }
+
   /** Checks, compiles and stores an image under `name`, replacing what was there. */
   async deploy(name: string, bytes: Uint8Array, options: DeployOptions = {}): Promise<DeployResult> {
     assertHarnessName(name);
     return this.serialised(name, async () => {
       reached('deploy-received');
       const { grants: grantSpecs, ...limits } = options.bindings ?? {};
-      const admitted = await admit(bytes, { limits, grantSpecs }, this.policy, 'deploy');
+      const admitted = await admit(bytes, { limits, grantSpecs }, this.policyFor(options), 'deploy');
       const outcome = await this.store.transaction(name, (tx) => this.replaceWithin(name, tx, admitted, 'deploy', options));
       return this.settleReplace(name, outcome, options);
     });
@@ -384,9 +393,14 @@ export class Registry {
         const bytes = await tx.readRetained(target.digest);
         if (bytes === null) throw notRetained(name, `its image ${target.digest} is no longer kept`);
         // Bindings kept with an image are the operator's earlier choice: the daemon's limits, lowered since, bound them as on a restart.
-        const admitted = await admit(bytes, { limits: target.bindings, grants: target.bindings.grants }, this.policy, 'restore');
+        const admitted = await admit(
+          bytes,
+          { limits: target.bindings, grants: target.bindings.grants },
+          this.policyFor(options),
+          'restore',
+        );
         if (admitted.clamped.length > 0)
-          this.logger.warn(
+          (options.logger ?? this.logger).warn(
             { harness: name, limits: admitted.clamped },
             "the retained image's limits are above the daemon's now; the daemon's apply",
           );
@@ -420,13 +434,13 @@ export class Registry {
     // An image stored under the name whose manifest does not read was never served: nothing to compare, nothing replaced.
     const previous = current === null ? null : held?.digest === current.digest ? held.manifest : await this.storedManifest(name, tx);
     if (previous !== null) {
-      const gate = await this.phase('gate', () => gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs));
+      const gate = await phaseOf(options)('gate', () => gateBreaks(previous, checked.manifest, used, this.now(), this.breaksWindowMs));
       if (gate.refusing.length > 0 && options.force !== true) {
         this.counters?.gateRefused(action);
         throw breaksCallersError(name, gate, this.breaksWindowMs, action);
       }
       if (gate.refusing.length > 0)
-        this.logger.warn(
+        (options.logger ?? this.logger).warn(
           { harness: name, principal: options.by, action, breaks: gate.refusing.map((b) => b.code) },
           `forced a ${action} that breaks recent callers`,
         );
@@ -468,7 +482,7 @@ export class Registry {
       notices,
       ...(options.source === undefined ? {} : { source: options.source }),
     };
-    harness.revision = await this.phase('commit', () => tx.save(checked.bytes, metaOf(harness), checked.manifest.data, entry));
+    harness.revision = await phaseOf(options)('commit', () => tx.save(checked.bytes, metaOf(harness), checked.manifest.data, entry));
     return { checked, dryRun: false, harness, prepared, reported, notices, replaced, entry };
   }
 
@@ -477,8 +491,9 @@ export class Registry {
     const { checked } = outcome;
     const result = deployResult(name, checked, outcome.reported, outcome.notices, outcome.replaced);
     const action = outcome.dryRun || outcome.entry.action === 'deploy' ? 'deploy' : 'rollback';
+    const logger = options.logger ?? this.logger;
     if (outcome.dryRun) {
-      this.logger.info(
+      logger.info(
         { harness: name, digest: checked.digest, replaced: outcome.replaced, principal: options.by },
         `dry run of a ${action} passed`,
       );
@@ -489,7 +504,7 @@ export class Registry {
     this.harnesses.set(name, harness);
     this.refused.delete(name);
     this.hooks.commit?.(name, prepared);
-    this.logger.info(
+    logger.info(
       { harness: name, digest: checked.digest, replaced, principal: options.by },
       entry.action === 'rollback' ? 'rolled back harness' : 'deployed harness',
     );

@@ -14,6 +14,7 @@
 import { callScope } from '@berm/protocol';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller } from '../runtime/index.js';
+import type { McpRequestTrace } from '../telemetry/index.js';
 import type { CatalogTool, ToolCatalog } from './catalog.js';
 
 /** Whether `caller` may call some harness of `harnesses`; a change with no caller (the daemon's own view) concerns everyone. */
@@ -41,6 +42,7 @@ export function callAccess(catalog: ToolCatalog, caller: Caller | undefined, nam
 }
 
 const CALLER_KEY = 'berm/caller';
+const TRACE_KEY = 'berm/trace';
 const AUTH_INFO = new WeakMap<Caller, AuthInfo>();
 
 /**
@@ -55,6 +57,20 @@ export function authInfoOf(caller: Caller): AuthInfo {
     AUTH_INFO.set(caller, info);
   }
   return info;
+}
+
+/**
+ * What the SDK is given of a traced request: its principal, as `authInfoOf` gives it, and its span, so
+ * that a handler's tool call makes its spans under the request's (bermd hands contexts on explicitly).
+ */
+export function tracedAuthInfoOf(caller: Caller, trace: McpRequestTrace | undefined): AuthInfo {
+  const info = authInfoOf(caller);
+  return trace === undefined ? info : { ...info, extra: { ...info.extra, [TRACE_KEY]: trace } };
+}
+
+/** The request's span, as `tracedAuthInfoOf` gave it to the SDK. */
+export function traceOf(info: AuthInfo | undefined): McpRequestTrace | undefined {
+  return info?.extra?.[TRACE_KEY] as McpRequestTrace | undefined;
 }
 
 /** The caller `authInfoOf` gave the SDK, as a handler receives it. */

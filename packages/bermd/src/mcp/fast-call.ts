@@ -338,7 +338,7 @@ export async function answerFastCall(
       core,
       call,
       caller,
-      () => callTool(core, session.state, 'legacy', call.name, call.args, { caller, signal: controller, notify, meta: call.meta }),
+      () => callTool(core, session.state, 'legacy', call.name, call.args, { caller, signal: controller, notify, meta: call.meta, trace }),
       (result) => result,
     );
   } finally {
@@ -389,7 +389,7 @@ export async function answerModernFastCall(
       core,
       call,
       caller,
-      () => callTool(core, call.state, generation, call.name, call.args, { caller, signal: controller, notify, meta: call.meta }),
+      () => callTool(core, call.state, generation, call.name, call.args, { caller, signal: controller, notify, meta: call.meta, trace }),
       (result) => ({ ...result, resultType: 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: info } }),
     );
   } finally {

@@ -146,9 +146,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     // One boolean when tracing is off: no span, no context.
     if (tracing === undefined) return serve(request, reply, body, started, undefined);
     const traced = tracing.mcpRequest(request.headers, body, reply.raw, { address: request.hostname, port: request.port ?? undefined });
-    return traced === undefined
-      ? serve(request, reply, body, started, undefined)
-      : traced.run(() => serve(request, reply, body, started, traced));
+    return serve(request, reply, body, started, traced);
   };
 
   const serve = async (

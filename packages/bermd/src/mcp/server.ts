@@ -30,10 +30,10 @@ import {
 import { ApiError } from '@berm/protocol';
 import type { Logger } from 'pino';
 import type { Use } from '../deploy/index.js';
-import type { BermdMetrics, LiveFigures, Tracing } from '../telemetry/index.js';
+import type { BermdMetrics, LiveFigures, McpRequestTrace, Tracing } from '../telemetry/index.js';
 import { type Caller, type CallAsk, type CallOptions, type CallOutcome, type SignalLike, Stop } from '../runtime/index.js';
 import { InputRounds, sessionAsk } from './asks.js';
-import { callAccess, callerOf, REFUSED_CODE, refusalMessage } from './access.js';
+import { callAccess, callerOf, REFUSED_CODE, refusalMessage, traceOf } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 import { guestLogMessage } from './guest-log.js';
 import { toolResult } from './tool-result.js';
@@ -153,6 +153,8 @@ export interface CallChannel {
   progress?: (message: ProgressMessage) => Promise<void>;
   /** Asks the request's client what the guest's `berm.elicit` and `berm.sample` ask; unset, they are refused. */
   ask?: CallAsk;
+  /** The request's span, when it is traced: the call's spans are its children. */
+  trace?: McpRequestTrace;
 }
 
 /**
@@ -232,7 +234,7 @@ async function runTool(
     caller,
     signal: channel.signal,
     idempotencyKey: key,
-    trace: core.tracing?.callTrace(tool.harness, tool.tool),
+    trace: channel.trace?.callTrace(tool.harness, tool.tool) ?? core.tracing?.callTrace(tool.harness, tool.tool),
     ask: channel.ask,
     onReport: (report) => {
       switch (report.kind) {
@@ -349,6 +351,7 @@ function build(core: McpCore, source: LevelSource): Server {
         caller,
         signal: rounds === undefined ? ctx.mcpReq.signal : either(ctx.mcpReq.signal, rounds.stop),
         meta: request.params._meta,
+        trace: traceOf(ctx.http?.authInfo),
         // Sent with the call, on its response stream, so the caller sees it before the result.
         notify: (message) => ctx.mcpReq.notify({ method: 'notifications/message', params: message }),
         progress:

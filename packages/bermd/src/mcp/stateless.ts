@@ -15,7 +15,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, type McpHttpHandler, type ServerEventBus } from '@modelcontextprotocol/server';
 import { SSE_KEEP_ALIVE_MS } from '../app/index.js';
 import type { Caller } from '../runtime/index.js';
-import { authInfoOf, callerOf } from './access.js';
+import type { McpRequestTrace } from '../telemetry/index.js';
+import { callerOf, tracedAuthInfoOf } from './access.js';
 import { changeEvent, HARNESSES_META_KEY, ListenFilter } from './listen-filter.js';
 import { resolvePath, resourceUris } from './surface.js';
 import { buildStatelessMcpServer, type McpCore } from './server.js';
@@ -73,7 +74,7 @@ export class StatelessMcp {
    * copying the request into a web `Request` and streaming every answer back, cost 10 to 25 % more per
    * request than this. `caller` is the request's principal: what it is answered is what it may see.
    */
-  async answer(request: IncomingMessage, body: unknown, res: ServerResponse, caller: Caller): Promise<void> {
+  async answer(request: IncomingMessage, body: unknown, res: ServerResponse, caller: Caller, trace?: McpRequestTrace): Promise<void> {
     // The client going away is the cancellation of its request (and the end of its listen stream).
     const gone = new AbortController();
     const onClose = (): void => {
@@ -86,7 +87,7 @@ export class StatelessMcp {
         headers: forwardedHeaders(request),
         signal: gone.signal,
       });
-      const response = await this.handler.fetch(web, { parsedBody: body, authInfo: authInfoOf(caller) });
+      const response = await this.handler.fetch(web, { parsedBody: body, authInfo: tracedAuthInfoOf(caller, trace) });
       if (isListen(body) && response.ok) {
         this.listening++;
         try {

@@ -20,7 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import type { Caller } from '../runtime/index.js';
 import type { McpRequestTrace } from '../telemetry/index.js';
-import { authInfoOf } from './access.js';
+import { tracedAuthInfoOf } from './access.js';
 import { answerFastCall, answerModernFastCall, fastCallOf, modernFastCallOf } from './fast-call.js';
 import { answerFastList, answerModernFastList, fastListOf, modernFastListOf } from './fast-list.js';
 import { CachedRouting, type McpRouting, sdkRouting } from './routing.js';
@@ -99,10 +99,11 @@ export const fastList: McpAnswerer = {
 export const sdkTransport: McpAnswerer = {
   name: 'sdk',
   answer(exchange) {
-    if (exchange.generation === 'modern') return exchange.stateless.answer(exchange.request, exchange.body, exchange.res, exchange.caller);
+    if (exchange.generation === 'modern')
+      return exchange.stateless.answer(exchange.request, exchange.body, exchange.res, exchange.caller, exchange.trace);
     // The session's transport hands `req.auth` to the handlers as the request's `authInfo`.
     const request: IncomingMessage & { auth?: AuthInfo } = exchange.request;
-    request.auth = authInfoOf(exchange.caller);
+    request.auth = tracedAuthInfoOf(exchange.caller, exchange.trace);
     return exchange.session.transport.handleRequest(request, exchange.res, exchange.body);
   },
 };

@@ -19,12 +19,14 @@ import {
   defaultTextMapSetter,
   ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
   type Tracer,
+  isSpanContextValid,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -33,7 +35,9 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
+  RandomIdGenerator,
   type Sampler,
+  SamplingDecision,
   type SpanExporter,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
@@ -49,6 +53,7 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
+import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
 const MCP_METHOD = 'mcp.method.name';
@@ -65,7 +70,6 @@ const VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 const MAX_READ_BACK = 4 * 1024 * 1024;
 
 const propagator = new W3CTraceContextPropagator();
-let contextManager: AsyncLocalStorageContextManager | undefined;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -140,10 +144,19 @@ function messagesOf(text: string, type: string): unknown[] {
   return out;
 }
 
+/** One control-API request's SERVER span, as the control plugin holds it. */
+export interface ControlRequestTrace {
+  /** Runs `fn` as the phase `name` of the deploy the request makes: a child span of the request's. */
+  phase<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** The request span's ids, for the log lines written for the request. */
+  readonly logFields: { trace_id: string; span_id: string };
+  end(status: number): void;
+}
+
 /** One MCP request's SERVER span, as the `/mcp` plugin holds it. */
 export interface McpRequestTrace {
-  /** Runs `fn` with this span current, so what it calls (a tool call) makes its children. */
-  run<T>(fn: () => T): T;
+  /** What a tool call the request makes tells its trace through: its spans are the request span's children. */
+  callTrace(harness: string, tool: string): CallSpans | UnsampledCall;
   /** The 2025 session the request belongs to, once known. */
   session(id: string | undefined): void;
   /**
@@ -157,12 +170,22 @@ export class Tracing {
   readonly config: TraceConfig;
   private readonly provider: BasicTracerProvider;
   private readonly tracer: Tracer;
+  private readonly sink: TimedSpanSink;
+  private readonly sampler: Sampler;
   private readonly redact: (text: string) => string;
 
-  private constructor(config: TraceConfig, provider: BasicTracerProvider, version: string, redact: (text: string) => string) {
+  private constructor(
+    config: TraceConfig,
+    provider: BasicTracerProvider,
+    sampler: Sampler,
+    sink: TimedSpanSink,
+    redact: (text: string) => string,
+  ) {
     this.config = config;
     this.provider = provider;
-    this.tracer = provider.getTracer('bermd', version);
+    this.sampler = sampler;
+    this.tracer = provider.getTracer(sink.scope.name, sink.scope.version);
+    this.sink = sink;
     this.redact = redact;
   }
 
@@ -173,18 +196,19 @@ export class Tracing {
    */
   static async start(config: TraceConfig, version: string, redact: (text: string) => string): Promise<Tracing> {
     const exporter = await exporterOf(config);
-    const provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ ...config.resource, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version }),
-      sampler: samplerOf(config),
-      spanProcessors: [
-        new BatchSpanProcessor(exporter, config.scheduleDelayMs === undefined ? {} : { scheduledDelayMillis: config.scheduleDelayMs }),
-      ],
+    const resource = resourceFromAttributes({
+      ...config.resource,
+      [ATTR_SERVICE_NAME]: config.serviceName,
+      [ATTR_SERVICE_VERSION]: version,
     });
-    if (contextManager === undefined) {
-      contextManager = new AsyncLocalStorageContextManager().enable();
-      context.setGlobalContextManager(contextManager);
-    }
-    return new Tracing(config, provider, version, redact);
+    const processor = new BatchSpanProcessor(
+      exporter,
+      config.scheduleDelayMs === undefined ? {} : { scheduledDelayMillis: config.scheduleDelayMs },
+    );
+    const sampler = samplerOf(config);
+    const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
+    const sink: TimedSpanSink = { processor, resource, scope: { name: 'bermd', version }, ids: new RandomIdGenerator() };
+    return new Tracing(config, provider, sampler, sink, redact);
   }
 
   /**
@@ -218,8 +242,26 @@ export class Tracing {
         attributes[TOOL_ARGUMENTS] = this.redact(JSON.stringify(params.arguments));
     }
     const parent = parentOf(headers, meta);
-    const span = this.tracer.startSpan(tool === undefined ? method : `${method} ${tool}`, { kind: SpanKind.SERVER, attributes }, parent);
-    const ctx = trace.setSpan(parent, span);
+    const name = tool === undefined ? method : `${method} ${tool}`;
+    // What the SDK's tracer would do for this span, done here: its span would be made only to be read back
+    // (timed-span.ts says why).
+    const remote = trace.getSpanContext(parent);
+    const valid = remote !== undefined && isSpanContextValid(remote) ? remote : undefined;
+    const traceId = valid?.traceId ?? this.sink.ids.generateTraceId();
+    const sampling = this.sampler.shouldSample(parent, traceId, name, SpanKind.SERVER, attributes, []);
+    const traceState = sampling.traceState ?? valid?.traceState;
+    if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) {
+      // Not recorded: what the request's calls send still carries its trace, unsampled.
+      const ctx = trace.setSpanContext(parent, {
+        traceId,
+        spanId: this.sink.ids.generateSpanId(),
+        traceFlags: TraceFlags.NONE,
+        traceState,
+      });
+      return { callTrace: (harness, tool) => this.callTrace(harness, tool, ctx), session: () => {}, answered: () => {} };
+    }
+    const span = new TimedSpan(this.sink, name, valid, attributes, now(), SpanKind.SERVER, { traceId, traceState });
+    const ctx = trace.setSpanContext(parent, span.spanContext());
     let told: unknown;
     this.readBack(
       res,
@@ -227,9 +269,9 @@ export class Tracing {
       (status, text, type) => this.endMcp(span, id, status, told === undefined ? messagesOf(text, type) : [told], tool !== undefined),
     );
     return {
-      run: (fn) => context.with(ctx, fn),
+      callTrace: (harness, tool) => this.callTrace(harness, tool, ctx),
       session: (sessionId) => {
-        if (sessionId !== undefined) span.setAttribute(MCP_SESSION, sessionId);
+        if (sessionId !== undefined) span.attributes[MCP_SESSION] = sessionId;
       },
       answered: (message) => {
         told = message;
@@ -238,38 +280,39 @@ export class Tracing {
   }
 
   /**
-   * What a tool call made now, in the current context (an MCP request's span), tells its trace through.
-   * Under a span its sampler dropped, the call is dropped too, and makes no span at all: every sampler
-   * bermd offers decides a child as it decided its parent (by the parent's flag, or by the trace id they
-   * share), so each of its spans would be made only to be dropped, with the worker's times posted for them.
+   * What a tool call tells its trace through, under `parent` (an MCP request's span; with none, the call's
+   * trace starts here). Under a span its sampler dropped, the call is dropped too, and makes no span at
+   * all: every sampler bermd offers decides a child as it decided its parent (by the parent's flag, or by
+   * the trace id they share), so each of its spans would be made only to be dropped, with the worker's
+   * times posted for them.
+   *
+   * Contexts are handed on explicitly, here and everywhere in bermd, rather than kept current across
+   * `await`s by a context manager: on Node 20 and 22 that manager's async hooks run for every promise of
+   * every request, traced or not, once the first span is made current.
    */
-  callTrace(harness: string, tool: string): CallSpans | UnsampledCall {
-    const parent = context.active();
-    if (trace.getSpan(parent)?.isRecording() === false) return new UnsampledCall(this.tracer, parent, this.redact);
-    return new CallSpans(this.tracer, parent, harness, tool, this.redact);
-  }
-
-  /** Runs `fn` as the phase `name` of the current deploy (a child of the current span). */
-  async phase<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    return this.tracer.startActiveSpan(`bermd.deploy.${name}`, async (span) => {
-      try {
-        return await fn();
-      } catch (e) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(e instanceof Error ? e.message : String(e)) });
-        const code = (e as { code?: unknown }).code;
-        span.setAttribute(ATTR_ERROR_TYPE, typeof code === 'string' ? code : 'error');
-        throw e;
-      } finally {
-        span.end();
-      }
-    });
+  callTrace(harness: string, tool: string, parent: Context = ROOT_CONTEXT): CallSpans | UnsampledCall {
+    const span = trace.getSpan(parent);
+    if (span === undefined) {
+      const root = this.tracer.startSpan(
+        `bermd.call ${harness}.${tool}`,
+        { attributes: { 'berm.harness': harness, 'berm.tool': tool } },
+        parent,
+      );
+      const under = trace.setSpan(parent, root);
+      if (!root.isRecording()) return new UnsampledCall(this.tracer, under, this.redact);
+      return new CallSpans(this.tracer, this.sink, under, harness, tool, this.redact, root);
+    }
+    // The request's span is bermd's own (a context, not a recording span): its flag says whether it is sampled.
+    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return new UnsampledCall(this.tracer, parent, this.redact);
+    return new CallSpans(this.tracer, this.sink, parent, harness, tool, this.redact);
   }
 
   /**
    * The SERVER span of one control-API request: `route` its template (`/harnesses/:name`), started from
-   * the request's `traceparent`. Answers the context its handler runs in and how to end it.
+   * the request's `traceparent`. Answers what its handler hands on: how to run a deploy's phases as its
+   * children, the ids its log lines carry, and how to end it.
    */
-  httpRequest(method: string, route: string, headers: IncomingHttpHeaders): { run<T>(fn: () => T): T; end(status: number): void } {
+  httpRequest(method: string, route: string, headers: IncomingHttpHeaders): ControlRequestTrace {
     const parent = headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
     const span = this.tracer.startSpan(
       `${method} ${route}`,
@@ -278,7 +321,8 @@ export class Tracing {
     );
     const ctx = trace.setSpan(parent, span);
     return {
-      run: (fn) => context.with(ctx, fn),
+      phase: (name, fn) => this.phase(name, fn, ctx),
+      logFields: traceLogFields(ctx),
       end(status) {
         span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
         if (status >= 500) {
@@ -288,6 +332,21 @@ export class Tracing {
         span.end();
       },
     };
+  }
+
+  /** Runs `fn` as the phase `name` of a deploy, a child span of `parent`'s. */
+  private async phase<T>(name: string, fn: () => Promise<T> | T, parent: Context): Promise<T> {
+    const span = this.tracer.startSpan(`bermd.deploy.${name}`, {}, parent);
+    try {
+      return await fn();
+    } catch (e) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(e instanceof Error ? e.message : String(e)) });
+      const code = (e as { code?: unknown }).code;
+      span.setAttribute(ATTR_ERROR_TYPE, typeof code === 'string' ? code : 'error');
+      throw e;
+    } finally {
+      span.end();
+    }
   }
 
   /** Sends the spans still held and stops. */
@@ -335,7 +394,7 @@ export class Tracing {
   }
 
   /** Ends the request's span, its outcome read from the `messages` of its answer (the one with the request's `id`). */
-  private endMcp(span: Span, id: string | number, status: number, messages: readonly unknown[], isCall: boolean): void {
+  private endMcp(span: TimedSpan, id: string | number, status: number, messages: readonly unknown[], isCall: boolean): void {
     let errorType: string | undefined;
     let message: string | undefined;
     for (const m of messages) {
@@ -349,15 +408,14 @@ export class Tracing {
           const first = Array.isArray(m.result.content) ? m.result.content[0] : undefined;
           if (isObject(first) && typeof first.text === 'string') message = first.text;
         }
-        if (isCall && this.config.recordContent) span.setAttribute(TOOL_RESULT, this.redact(JSON.stringify(m.result)));
+        if (isCall && this.config.recordContent) span.attributes[TOOL_RESULT] = this.redact(JSON.stringify(m.result));
       }
     }
     if (errorType === undefined && status >= 400) errorType = String(status);
-    if (errorType !== undefined) {
-      span.setAttribute(ATTR_ERROR_TYPE, errorType);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: message === undefined ? undefined : this.redact(message) });
-    }
-    span.end();
+    span.end(
+      now(),
+      errorType === undefined ? undefined : { type: errorType, message: message === undefined ? undefined : this.redact(message) },
+    );
   }
 }
 
@@ -369,91 +427,81 @@ export class Tracing {
  */
 export class CallSpans {
   readonly sampled = true;
-  private readonly made = Date.now();
-  private run?: Span;
-  /** The nested calls open now, innermost last; the run's context below them. */
-  private readonly open: Array<{ span: Span; ctx: Context }> = [];
-  private runCtx: Context;
+  private readonly made = now();
+  private readonly parentSpan: SpanContext;
+  private run?: TimedSpan;
+  /** The nested calls open now, innermost last; the run below them. */
+  private readonly open: TimedSpan[] = [];
 
   constructor(
     private readonly tracer: Tracer,
+    private readonly sink: TimedSpanSink,
     private readonly parent: Context,
     private readonly harness: string,
     private readonly tool: string,
     private readonly redact: (text: string) => string,
+    /** The span this call's trace started with, when it was not under a request's: it ends with the call. */
+    private readonly root?: Span,
   ) {
-    this.runCtx = parent;
+    this.parentSpan = trace.getSpanContext(parent)!;
   }
 
   started(at: number): void {
-    this.tracer.startSpan('bermd.queue', { startTime: this.made, attributes: { 'berm.harness': this.harness } }, this.parent).end(at);
-    this.run = this.tracer.startSpan(
+    new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, { 'berm.harness': this.harness }, this.made).end(at);
+    this.run = new TimedSpan(
+      this.sink,
       `bermd.run ${this.harness}.${this.tool}`,
-      { startTime: at, attributes: { 'berm.harness': this.harness, 'berm.tool': this.tool } },
-      this.parent,
+      this.parentSpan,
+      { 'berm.harness': this.harness, 'berm.tool': this.tool },
+      at,
     );
-    this.runCtx = trace.setSpan(this.parent, this.run);
   }
 
   instantiated(harness: string, tool: string, depth: number, from: number, to: number): void {
-    this.tracer
-      .startSpan(
-        'bermd.instantiate',
-        { startTime: from, attributes: { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth } },
-        this.current(),
-      )
-      .end(to);
+    new TimedSpan(
+      this.sink,
+      'bermd.instantiate',
+      this.current(),
+      { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth },
+      from,
+    ).end(to);
   }
 
   entered(harness: string, tool: string, depth: number, at: number): void {
-    const span = this.tracer.startSpan(
-      `berm.call ${harness}.${tool}`,
-      { startTime: at, attributes: { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth } },
-      this.current(),
+    this.open.push(
+      new TimedSpan(
+        this.sink,
+        `berm.call ${harness}.${tool}`,
+        this.current(),
+        { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth },
+        at,
+      ),
     );
-    this.open.push({ span, ctx: trace.setSpan(this.current(), span) });
   }
 
   left(_depth: number, at: number, error?: string): void {
-    const top = this.open.pop();
-    if (top === undefined) return;
-    if (error !== undefined) {
-      top.span.setAttribute(ATTR_ERROR_TYPE, error);
-      top.span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    top.span.end(at);
+    this.open.pop()?.end(at, error === undefined ? undefined : { type: error });
   }
 
   host(name: string): HostSpan {
-    return new HostSpan(this.tracer, this.current(), name, this.redact);
+    return new HostSpan(this.tracer, trace.setSpanContext(this.parent, this.current()), name, this.redact);
   }
 
   ended(error?: { code: string; message: string }): void {
+    const failure = error === undefined ? undefined : { type: error.code, message: this.redact(error.message) };
     if (this.run === undefined) {
       // It never got a worker: its wait is all there is.
-      const wait = this.tracer.startSpan(
-        'bermd.queue',
-        { startTime: this.made, attributes: { 'berm.harness': this.harness } },
-        this.parent,
-      );
-      if (error !== undefined) {
-        wait.setAttribute(ATTR_ERROR_TYPE, error.code);
-        wait.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(error.message) });
-      }
-      wait.end();
-      return;
+      new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, { 'berm.harness': this.harness }, this.made).end(now(), failure);
+    } else {
+      // A worker stopped under a nested call (its time limit) never said it left.
+      for (let top = this.open.pop(); top !== undefined; top = this.open.pop()) top.end();
+      this.run.end(now(), failure);
     }
-    // A worker stopped under a nested call (its time limit) never said it left.
-    for (let top = this.open.pop(); top !== undefined; top = this.open.pop()) top.span.end();
-    if (error !== undefined) {
-      this.run.setAttribute(ATTR_ERROR_TYPE, error.code);
-      this.run.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(error.message) });
-    }
-    this.run.end();
+    this.root?.end();
   }
 
-  private current(): Context {
-    return this.open.length === 0 ? this.runCtx : this.open[this.open.length - 1]!.ctx;
+  private current(): SpanContext {
+    return this.open.length === 0 ? (this.run?.spanContext() ?? this.parentSpan) : this.open[this.open.length - 1]!.spanContext();
   }
 }
 
@@ -531,10 +579,8 @@ export class HostSpan {
   }
 }
 
-/** The current span's ids for a log line (pino's `mixin`), when a span is current; nothing otherwise. */
-export function traceLogFields(): { trace_id?: string; span_id?: string } {
-  const span = trace.getSpan(context.active());
-  if (span === undefined) return {};
-  const { traceId, spanId } = span.spanContext();
+/** The ids of `ctx`'s span, as a log line written for it carries them. */
+function traceLogFields(ctx: Context): { trace_id: string; span_id: string } {
+  const { traceId, spanId } = trace.getSpanContext(ctx)!;
   return { trace_id: traceId, span_id: spanId };
 }
