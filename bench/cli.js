@@ -8,11 +8,13 @@
 // Two more rows say where the time goes for `inspect --json`: the same read done by a bare script
 // calling @berm/manifest (the floor the CLI cannot go below), and the command taken through oclif
 // (`--` keeps it off the fast path in bin/run.js).
+// `berm mcp` is timed twice: to its exit with stdin closed, and to its answer to a client's `initialize`
+// (through bermd, which opens the session), the figure a client waits on.
 // A benchmark, not a test: it prints figures and ratios (target: every command at most 2.5x) and
 // asserts nothing beyond each command's exit status, which says it did what it is timed doing.
 //
 //   RUNS=15 ONLY=ls,history node bench/cli.js
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +51,13 @@ let fresh = 0;
 const crab = (...args) => ['bin/crab', ...args];
 const berm = (...args) => ['bin/berm', ...args];
 
+const initialize = `${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+})}\n`;
+
 /** Each row: what is timed, and the exit status it must end with (a refusal is as much a start as an answer). */
 const rows = [
   { name: 'node -e 0', args: () => ['-e', '0'] },
@@ -66,6 +75,7 @@ const rows = [
   { name: `crab run ${echo} echo text=hi`, args: () => crab('run', echo, 'echo', 'text=hi') },
   { name: 'berm call echo.echo text=hi', args: () => berm('call', 'echo.echo', 'text=hi') },
   { name: 'berm mcp, stdin closed', args: () => berm('mcp') },
+  { name: 'berm mcp, initialize answered', args: () => berm('mcp'), firstLine: initialize },
   { name: 'crab build --help', args: () => crab('build', '--help') },
   { name: 'crab push --help', args: () => crab('push', '--help') },
   { name: 'crab pull --help', args: () => crab('pull', '--help') },
@@ -76,7 +86,41 @@ const rows = [
   { name: 'crab inspct (did you mean)', args: () => crab('inspct'), status: 2 },
 ].filter((row, r) => r === 0 || ONLY === undefined || ONLY.some((word) => row.name.includes(word)));
 
-function time(row) {
+/**
+ * The time from the start of `node ARGS` to the first line it writes on stdout, given `row.firstLine` on
+ * stdin; then stdin is closed and the process must exit 0 (bounded: a relay that hangs fails the run).
+ */
+function timeToAnswer(row) {
+  const args = row.args();
+  const start = process.hrtime.bigint();
+  const child = spawn(process.execPath, args, { cwd: repo, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.write(row.firstLine);
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (chunk) => (err += chunk));
+  return new Promise((resolve, reject) => {
+    let ms;
+    const bound = setTimeout(() => {
+      child.kill();
+      reject(new Error(`node ${args.join(' ')} did not answer and exit within 30 s: ${err}${out}`));
+    }, 30_000);
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (ms === undefined && out.includes('\n')) {
+        ms = Number(process.hrtime.bigint() - start) / 1e6;
+        child.stdin.end();
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(bound);
+      if (code === 0 && ms !== undefined && !out.includes('"error"')) resolve(ms);
+      else reject(new Error(`node ${args.join(' ')} exited ${code} after answering ${out}: ${err}`));
+    });
+  });
+}
+
+async function time(row) {
+  if (row.firstLine !== undefined) return timeToAnswer(row);
   const args = row.args();
   const start = process.hrtime.bigint();
   const result = spawnSync(process.execPath, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -94,9 +138,9 @@ const median = (xs) => {
 
 try {
   // One untimed run of each warms the filesystem cache.
-  for (const row of rows) time(row);
+  for (const row of rows) await time(row);
   const samples = rows.map(() => []);
-  for (let i = 0; i < RUNS; i++) rows.forEach((row, r) => samples[r].push(time(row)));
+  for (let i = 0; i < RUNS; i++) for (const [r, row] of rows.entries()) samples[r].push(await time(row));
 
   const medians = samples.map(median);
   const width = Math.max(...rows.map((row) => row.name.length));

@@ -1,8 +1,8 @@
 /**
  * `berm mcp`: an MCP server on stdio that relays to a bermd's `/mcp`, so a client that starts local
- * servers (Claude Desktop and others) can use every harness. Both ends are the MCP SDK's transports:
- * its stdio server transport (framing on stdin and stdout) and its Streamable HTTP client transport,
- * which derives every header either protocol generation asks for from the message it sends. The relay
+ * servers (Claude Desktop and others) can use every harness. Toward bermd, the MCP SDK's Streamable HTTP
+ * client transport, which derives every header either protocol generation asks for from the message it
+ * sends; toward the client, lines on stdin and stdout (mcp-stdin.ts, mcp-stdio.ts). The relay
  * reads messages only as far as it must, so whatever generation the client speaks goes through:
  *
  * - 2025-11-25 and older: the client's `initialize` opens a session on bermd, whose stream of server
@@ -33,11 +33,11 @@ import {
   StreamableHTTPClientTransport,
   SUBSCRIPTION_ID_META_KEY,
 } from '@modelcontextprotocol/client';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { printable } from '@berm/format/printable';
 import { answeredError, describe, errorOfBody, RefusalBodies, refusedScope, statusOf } from './mcp-failure.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
+import { StdioLink } from './mcp-stdio.js';
 
 /**
  * The bearer token the relay sends, as the SDK's transport asks for it (its `AuthProvider`): `token` before
@@ -78,7 +78,7 @@ const DEFAULT_RETRY = { first: 250, max: 5000 };
 export class McpBridge {
   private readonly options: BridgeOptions;
   private readonly retry: { first: number; max: number };
-  private readonly down: StdioServerTransport;
+  private readonly down: StdioLink;
   /** stdin less the lines that are not JSON-RPC, which it answers itself: what `down` reads. */
   private readonly lines: JsonRpcLines;
   /** The transport to bermd: a new session's replaces it (reopenSession). */
@@ -111,7 +111,7 @@ export class McpBridge {
       this.options.log(`stdin: a line that is not a JSON-RPC message, answered ${answer.error.code}`);
       void this.toClient(answer);
     });
-    this.down = new StdioServerTransport(this.lines, options.stdout);
+    this.down = new StdioLink(this.lines, options.stdout ?? process.stdout);
     this.up = this.upstream();
   }
 
@@ -123,12 +123,12 @@ export class McpBridge {
     await this.up.start();
     this.down.onmessage = (message) => void this.fromClient(message);
     this.down.onerror = (e) => {
-      // The transport closes itself on an error of stdout; the relay then ends, as when stdin closes.
+      // The link closes itself on an error of stdout; the relay then ends, as when stdin closes.
       if ((e as NodeJS.ErrnoException).code === 'EPIPE') this.options.log('stdout is closed: the client has gone; ending');
       else this.options.log(`stdio: ${e.message}`);
     };
     this.down.onclose = () => void this.close();
-    await this.down.start();
+    this.down.start();
     // Errors reach the transport through `lines`, which pipeline destroys with them.
     pipeline(this.options.stdin ?? process.stdin, this.lines, () => {});
     this.options.log(`relaying MCP on stdio to ${this.options.endpoint.href}`);

@@ -29,6 +29,7 @@ export { readU32, readU64, encodeU32 } from './leb128.js';
 export { moduleSections, sectionFrame, customSectionName, MAX_SECTION_HEADER, type SectionFrame } from './wasm-sections.js';
 export { effectOf, checkEffects, reachesOutside, undeclaredEffects, OUTBOUND_SYSCALLS } from './effects.js';
 export { checkPrompts } from './prompts.js';
+export { jsonSchemaProblem } from './json-schema-check.js';
 export {
   checkResources,
   isResourcePath,

@@ -11,4 +11,9 @@ export declare const validate: {
   (data: unknown): boolean;
   errors?: ValidatorError[] | null;
 };
-export default validate;
+
+/** The JSON Schema 2020-12 meta-schema's validator: true when `data` is such a schema, as `validate` reports otherwise. */
+export declare const validateJsonSchema: {
+  (data: unknown): boolean;
+  errors?: ValidatorError[] | null;
+};

@@ -9,13 +9,15 @@
  * `if`, `$ref` and the like is let through: refusing a schema the check cannot read would refuse images
  * that are right, and the runtime still answers `outcome-unknown` for any answer it cannot read.
  */
-import Ajv2020Module from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type Ajv2020Module from 'ajv/dist/2020.js';
 import { effectOf, type JsonSchema, type Manifest } from '@berm/manifest';
 import { BermdError } from '../errors.js';
 
 type AjvClass = typeof Ajv2020Module.default;
-// ajv is CommonJS with a `default` member; under NodeNext the default import is the whole module object.
-const Ajv2020: AjvClass = (Ajv2020Module as unknown as { default?: AjvClass }).default ?? (Ajv2020Module as unknown as AjvClass);
+// Loaded when a reconcile tool is first checked, not with admission: most images have none, and an
+// embedded run (`crab run`) reads ajv while its worker starts (runtime/ajv.ts says why).
+const require = createRequire(import.meta.url);
 
 let ajv: InstanceType<AjvClass> | undefined;
 
@@ -34,7 +36,12 @@ export function reconcileReturnsProblem(returns: JsonSchema): string | undefined
       return 'it allows no member "done" (additionalProperties is false and "done" is not among its properties)';
     return undefined;
   }
-  ajv ??= new Ajv2020({ strict: false, validateFormats: false, logger: false, allErrors: false });
+  if (ajv === undefined) {
+    // ajv is CommonJS with a `default` member.
+    const loaded = require('ajv/dist/2020.js') as { default?: AjvClass };
+    const Ajv2020 = loaded.default ?? (loaded as unknown as AjvClass);
+    ajv = new Ajv2020({ strict: false, validateFormats: false, logger: false, allErrors: false });
+  }
   let accepts: (value: boolean) => boolean;
   try {
     const check = ajv.compile(done as object | boolean);

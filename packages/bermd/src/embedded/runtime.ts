@@ -18,13 +18,14 @@ import {
   type ToolEvent,
   type ToolLog,
 } from '@berm/protocol';
-import { type Logger, pino } from 'pino';
-import { admit, grantedAsks } from '../deploy/index.js';
+// The deploy and MCP rooms through their light doors: their own doors load the stores and the MCP SDK,
+// which a run never uses and `crab run` would pay for at every start.
+import { admit, grantedAsks } from '../deploy/light.js';
 import { egressContext, HttpEgress, SERVABLE_SYSCALLS, Secrets } from '../egress/index.js';
 import { BermdError, isBermdError } from '../errors.js';
 import { wireErrorOf } from '../error-table.js';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, settingDefault, workersFor } from '../limits.js';
-import { toolResult, ToolCatalog } from '../mcp/index.js';
+import { toolResult, ToolCatalog } from '../mcp/light.js';
 import {
   capMemory,
   type CallErrorCode as RuntimeCallErrorCode,
@@ -90,6 +91,16 @@ function unserved(name: string): HostService {
   return async () => ({ refused: `${name} is not served: give --serve ${name} (and --secrets FILE for the secrets it names) to serve it` });
 }
 
+/**
+ * The egress for served syscalls, with its logger loaded only then: most runs serve none, and pino is
+ * not worth its load to a run that logs nothing. (HttpEgress loads undici itself, when created.)
+ */
+async function servedEgress(secrets: Secrets, httpProxy: string | undefined): Promise<HttpEgress> {
+  const { pino } = await import('pino');
+  // Quiet: what a request's refusal says reaches the guest, and the caller through its answer.
+  return HttpEgress.create({ secrets, logger: pino({ level: 'silent' }), httpProxy });
+}
+
 export class EmbeddedRuntime {
   private readonly runner: ToolRunner;
   private readonly catalog: ToolCatalog;
@@ -128,9 +139,7 @@ export class EmbeddedRuntime {
         throw new BermdError('bad-request', `${name} cannot be served: the runtime serves ${SERVABLE_SYSCALLS.join(' and ')}`);
     }
     const secrets = options.secrets ?? Secrets.none();
-    // Quiet: what a request's refusal says reaches the guest, and the caller through its answer.
-    const logger: Logger = pino({ level: 'silent' });
-    const egress = serve.length === 0 ? undefined : await HttpEgress.create({ secrets, logger, httpProxy: options.httpProxy });
+    const egress = serve.length === 0 ? undefined : await servedEgress(secrets, options.httpProxy);
     const runtime = new EmbeddedRuntime(options, secrets, egress);
     try {
       for (const image of images) {

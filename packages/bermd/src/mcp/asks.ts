@@ -19,7 +19,7 @@ import {
   inputRequired,
   type InputRequest,
 } from '@modelcontextprotocol/server';
-import { ASK_SYSCALLS, SYSCALL } from '@berm/protocol';
+import { SYSCALL } from '@berm/protocol';
 import { type AskRequest, type CallAsk, type HostEnvelope, isPlainObject, Stop } from '../runtime/index.js';
 
 /** What each asking syscall sends, and the capability a client declares to be asked it. */
@@ -157,9 +157,4 @@ export class InputRounds {
     const requestState = Buffer.from(JSON.stringify({ v: STATE_VERSION, a: carried }), 'utf8').toString('base64url');
     return inputRequired({ inputRequests: { [pending.key]: pending.request }, requestState });
   }
-}
-
-/** Whether a manifest's syscalls include one that asks the client: its calls go through the SDK's path. */
-export function asksClient(syscalls: Readonly<Record<string, unknown>>): boolean {
-  return ASK_SYSCALLS.some((name) => Object.hasOwn(syscalls, name));
 }

@@ -10,13 +10,21 @@
  * notes which harnesses' listing changed, so that a list change is told only to those who see it.
  */
 import { type JsonSchema, type ManifestData, standardSchema, type ToolSpec } from '@berm/manifest';
-import { isHarnessName } from '@berm/protocol';
+import { ASK_SYSCALLS, isHarnessName } from '@berm/protocol';
 import type { Resource, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { BermdError } from '../errors.js';
 import type { Caller } from '../runtime/index.js';
-import { asksClient } from './asks.js';
 import { compileOutputCheck, type OutputCheck } from './output-check.js';
 import { type HarnessSurface, NO_SURFACE, surfaceOf } from './surface.js';
+
+/**
+ * Whether a manifest's syscalls include one that asks the client: its calls go through the SDK's path.
+ * Here rather than beside the asking itself (asks.ts), which loads the MCP SDK: the embedded runtime
+ * prepares a catalog without it.
+ */
+function asksClient(syscalls: Readonly<Record<string, unknown>>): boolean {
+  return ASK_SYSCALLS.some((name) => Object.hasOwn(syscalls, name));
+}
 
 /**
  * The two generations of MCP bermd serves list a tool's result differently: 2025-11-25 (and older)

@@ -7,12 +7,12 @@ export {
   type CatalogEntry,
   type Generation,
 } from './catalog.js';
+export { toolResult } from './tool-result.js';
 export { compileOutputCheck, type OutputCheck } from './output-check.js';
 export {
   buildMcpServer,
   buildStatelessMcpServer,
   callTool,
-  toolResult,
   instructionsFor,
   wantsLog,
   CACHE_HINTS,

@@ -4,13 +4,8 @@
  * here, before it goes out, and one that does not match is answered as the tool's failure, naming
  * where it differs, rather than as a protocol fault in the client.
  */
-import Ajv2020Module from 'ajv/dist/2020.js';
 import { BermdError } from '../errors.js';
-import { schemaProblem, violation, type Check } from '../runtime/index.js';
-
-type AjvClass = typeof Ajv2020Module.default;
-// ajv is CommonJS with a `default` member; under NodeNext the default import is the whole module object.
-const Ajv2020: AjvClass = (Ajv2020Module as unknown as { default?: AjvClass }).default ?? (Ajv2020Module as unknown as AjvClass);
+import { ajv2020, schemaProblem, violation, type Check } from '../runtime/index.js';
 
 /** Answers undefined when `value` matches, else a message naming the first place it does not. */
 export type OutputCheck = (value: unknown) => string | undefined;
@@ -35,7 +30,7 @@ export function compileOutputCheck(schema: { [keyword: string]: unknown }, where
   const compile = (): Check => {
     // One instance per schema: `$id`s from different images never meet, and an undeploy frees it. It does
     // not check the schema against the meta-schema itself (done above, by an instance the process shares).
-    const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false });
+    const ajv = new (ajv2020())({ ...AJV_OPTIONS, validateSchema: false });
     try {
       return ajv.compile(schema) as unknown as Check;
     } catch (e) {

@@ -36,6 +36,7 @@ import { InputRounds, sessionAsk } from './asks.js';
 import { callAccess, callerOf, REFUSED_CODE, refusalMessage, traceOf } from './access.js';
 import { type CatalogTool, type Generation, harnessOfUsageUri, type ToolCatalog, USAGE_MIME_TYPE, usageUri } from './catalog.js';
 import { guestLogMessage } from './guest-log.js';
+import { toolResult } from './tool-result.js';
 import type { Receipts } from './receipts.js';
 import {
   complete,
@@ -135,30 +136,6 @@ export function instructionsFor(separator: string): string {
 
 export function serverInfo(core: McpCore): { name: string; version: string } {
   return { name: 'bermd', version: core.version };
-}
-
-function failure(message: string, code: string, path?: string): CallToolResult {
-  const error: Record<string, string> = { code };
-  if (path !== undefined) error.path = path;
-  return { content: [{ type: 'text', text: message }], isError: true, _meta: { 'berm/error': error } };
-}
-
-/**
- * A call's outcome as MCP answers it: the JSON as text, plus `structuredContent` when the tool lists
- * an output schema to a client of `generation` (an object `returns` for every client, any `returns`
- * for 2026-07-28 ones), checked against that schema first.
- */
-export function toolResult(tool: CatalogTool, outcome: CallOutcome, generation: Generation): CallToolResult {
-  if (!('ok' in outcome)) return failure(outcome.error.message, outcome.error.code, outcome.error.path);
-  // The guest's own blocks (checked by the runtime against the kinds its tool declares) replace the value's text.
-  const content = (outcome.content as CallToolResult['content'] | undefined) ?? [{ type: 'text', text: JSON.stringify(outcome.ok) }];
-  const structured = generation === 'modern' || tool.structuredForLegacy;
-  if (tool.checkOutput === undefined || !structured) return { content };
-  const problem = tool.checkOutput(outcome.ok);
-  if (problem !== undefined) {
-    return failure(`${tool.name} answered a value its declared returns schema does not allow: ${problem}`, 'bad-result');
-  }
-  return { content, structuredContent: outcome.ok as Record<string, unknown> };
 }
 
 /** MCP's `notifications/progress` params, without the token the request gave. */

@@ -7,7 +7,9 @@
  * `hostServices` serve it. Which syscalls a daemon serves is the operator's choice (`--serve`), which the
  * deploy checks enforce; a guest importing a name absent from this table is never instantiated.
  */
-import { matchTemplate, parseTemplate } from '@berm/manifest';
+// The resources module alone: this table loads in every worker, where the rest of the library (its
+// generated validator, the break rules) would only lengthen each worker's start.
+import { matchTemplate, parseTemplate } from '@berm/manifest/resources';
 import { HOST_CALL, RESOURCE_UPDATED } from '@berm/protocol';
 import { notPermitted } from './errors.js';
 import { nestedKey } from './idempotency-key.js';

@@ -19,6 +19,7 @@ export { RunnerError, isRunnerError, type RunnerErrorCode, type CallError, type 
 export { SERVED_HOST_CALLS, LOG_LEVELS, HOST_CALLS, MAX_PROGRESS_REPORTS } from './host-calls.js';
 export type { HostCall, HostCallContext, HostEnvelope } from './host-call.js';
 export { compileValidators, schemaProblem, type HarnessValidators } from './validators.js';
+export { ajv2020 } from './ajv.js';
 export { describeIssue, violation, type Check, type SchemaIssue } from './schema-issues.js';
 export { ASYNC_HOST_CALLS, ASK_HOST_CALLS, type HostService, type HostServiceCall, type HostTrace } from './http-fetch.js';
 export { isPlainObject } from './guest-memory.js';

@@ -8,19 +8,10 @@
  * compiled here into plain JS source, which a worker evaluates once per harness and caches. Schemas are
  * thus compiled once, here, and never again in any thread.
  */
-import Ajv2020Module from 'ajv/dist/2020.js';
-import standaloneModule from 'ajv/dist/standalone/index.js';
-import type { JsonSchema, ManifestData } from '@berm/manifest';
+import { type JsonSchema, jsonSchemaProblem, type ManifestData } from '@berm/manifest';
+import { type AjvInstance, ajv2020, standaloneCode } from './ajv.js';
 import { RunnerError } from './errors.js';
 import type { Check } from './schema-issues.js';
-
-// ajv is CommonJS with a `default` member; under NodeNext the default import is the whole module object.
-type AjvClass = typeof Ajv2020Module.default;
-type AjvInstance = InstanceType<AjvClass>;
-const Ajv2020: AjvClass = (Ajv2020Module as unknown as { default?: AjvClass }).default ?? (Ajv2020Module as unknown as AjvClass);
-const standaloneCode: typeof standaloneModule.default =
-  (standaloneModule as unknown as { default?: typeof standaloneModule.default }).default ??
-  (standaloneModule as unknown as typeof standaloneModule.default);
 
 /**
  * Options shared by every ajv instance here. `strict: false` because schemas come from images and may
@@ -54,16 +45,25 @@ function asDraft2020(schema: JsonSchema): JsonSchema {
   return rest;
 }
 
-/** Checks schemas against the 2020-12 meta-schema; one per process, as compiling the meta-schema is the costly part. */
+/** The 2020-12 meta-schema's URI, which ajv's `validateSchema` checks a schema against when it names no other. */
+const META_SCHEMA = 'https://json-schema.org/draft/2020-12/schema';
+
+/** Checks schemas naming another `$schema`; one per process, as compiling the meta-schema is the costly part. */
 let metaChecker: AjvInstance | undefined;
 
 /**
  * Why `schema` is not a valid 2020-12 JSON Schema, or undefined when it is. Every ajv instance that
  * compiles schemas from images is made with `validateSchema: false` and asks this first: an instance that
  * validates its own schemas compiles the meta-schema once more, which is most of what a compile costs.
+ * A schema naming no `$schema`, or 2020-12's, is checked by the meta-schema's validator the manifest
+ * library generates at build (compiling it here cost an embedded run more than its call), which answers
+ * as ajv's `validateSchema` does (test/schema-problem.test.ts holds them together); one naming another
+ * goes to ajv, as before, which refuses a meta-schema it does not know.
  */
 export function schemaProblem(schema: unknown): { at: string; message: string } | undefined {
-  metaChecker ??= new Ajv2020({ ...AJV_OPTIONS });
+  const named = typeof schema === 'object' && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
+  if (!named || named === META_SCHEMA) return jsonSchemaProblem(schema);
+  metaChecker ??= new (ajv2020())({ ...AJV_OPTIONS });
   if (metaChecker.validateSchema(schema as object | boolean)) return undefined;
   const issue = metaChecker.errors?.[0];
   return { at: issue?.instancePath ?? '', message: issue?.message ?? 'rejected by the meta-schema' };
@@ -107,7 +107,7 @@ class Validators implements HarnessValidators {
     if (this.standalone !== undefined) return this.standalone;
     const { ajv } = this.compile();
     const exportNames = Object.fromEntries(this.schemas.map(({ key }) => [key, key]));
-    this.standalone = this.schemas.length === 0 ? '' : standaloneCode(ajv, exportNames);
+    this.standalone = this.schemas.length === 0 ? '' : standaloneCode()(ajv, exportNames);
     return this.standalone;
   }
 
@@ -115,7 +115,7 @@ class Validators implements HarnessValidators {
   compile(): Compiled {
     if (this.compiled !== undefined) return this.compiled;
     // One instance per harness: schema `$id`s from different images never meet, and an undeploy frees them all.
-    const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { source: true } });
+    const ajv = new (ajv2020())({ ...AJV_OPTIONS, validateSchema: false, code: { source: true } });
     const tools = new Map<string, Check>();
     const events = new Map<string, Check>();
     for (const { key, name, schema, where } of this.schemas) {

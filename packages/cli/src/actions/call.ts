@@ -1,11 +1,10 @@
 import { IDEMPOTENCY_KEY_META, isCallRefusal, REPLAYED_META, type ToolAnswerDocument, type ToolContent } from '@berm/protocol';
-import type { Tool } from '@modelcontextprotocol/client';
 import { callRefusal, TOOL_ERROR_EXIT_CODE, unknownTool } from '../call-answer.js';
 import { stdoutPaint } from '../colour.js';
 import type { CommandContext, Parsed } from '../context.js';
 import { CliError } from '../failure.js';
 import { renderToolAnswer } from '@berm/format/tool-answer';
-import type { McpCall } from '../mcp-call.js';
+import type { ListedTool, McpCall } from '../mcp-call.js';
 import { needsSchema, toolArguments } from '../tool-args.js';
 
 /** A tool's name as a word of its own (`berm call echo echo`), told from ARGS, which are JSON or key=value. */
@@ -69,9 +68,8 @@ async function callTool(
     answered = await mcp.call(name, args, key === undefined ? {} : { [IDEMPOTENCY_KEY_META]: key });
   } catch (e) {
     // bermd answers a name it does not list as invalid params, deployed or not: its list says which.
-    const { ProtocolError, ProtocolErrorCode } = await import('@modelcontextprotocol/client');
-    if (e instanceof ProtocolError && e.code === ProtocolErrorCode.InvalidParams && /unknown tool/i.test(e.message))
-      throw await notListed(mcp, url, harness, tool);
+    const { isUnknownToolAnswer } = await import('../mcp-call.js');
+    if (isUnknownToolAnswer(e)) throw await notListed(mcp, url, harness, tool);
     throw e;
   }
   const { result, events, logs } = answered;
@@ -101,7 +99,7 @@ async function callTool(
 /** Why `harness`'s `tool` is not listed: the harness has no such tool, or no such harness is deployed (or callable with this token). */
 async function notListed(mcp: McpCall, url: string, harness: string, tool: string): Promise<CliError> {
   const prefix = `${harness}${SEPARATOR}`;
-  const tools = (await mcp.tools()).filter((t: Tool) => t.name.startsWith(prefix)).map((t) => t.name.slice(prefix.length));
+  const tools = (await mcp.tools()).filter((t: ListedTool) => t.name.startsWith(prefix)).map((t) => t.name.slice(prefix.length));
   if (tools.length > 0) return unknownTool(harness, tool, tools);
   return new CliError(
     'not-found',
