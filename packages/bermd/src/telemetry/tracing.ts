@@ -45,7 +45,6 @@ import {
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
   ATTR_HTTP_ROUTE,
-  ATTR_NETWORK_TRANSPORT,
   ATTR_SERVER_ADDRESS,
   ATTR_SERVER_PORT,
   ATTR_SERVICE_NAME,
@@ -55,10 +54,8 @@ import {
 import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
-const MCP_METHOD = 'mcp.method.name';
 const MCP_SESSION = 'mcp.session.id';
 const MCP_VERSION = 'mcp.protocol.version';
-const RPC_ID = 'jsonrpc.request.id';
 const TOOL_NAME = 'gen_ai.tool.name';
 const OPERATION = 'gen_ai.operation.name';
 const TOOL_ARGUMENTS = 'gen_ai.tool.call.arguments';
@@ -226,7 +223,8 @@ export class Tracing {
     const params = isObject(body.params) ? body.params : {};
     const meta = params._meta;
     const tool = method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
-    const attributes: Attributes = { [MCP_METHOD]: method, [RPC_ID]: String(id), [ATTR_NETWORK_TRANSPORT]: 'tcp' };
+    // The keys spelt out, not computed: V8 then builds the object from one template, and one is made per request.
+    const attributes: Attributes = { 'mcp.method.name': method, 'jsonrpc.request.id': String(id), 'network.transport': 'tcp' };
     if (host.address !== undefined) attributes[ATTR_SERVER_ADDRESS] = host.address;
     if (host.port !== undefined) attributes[ATTR_SERVER_PORT] = host.port;
     const version =
