@@ -231,13 +231,18 @@ function socketTo(port: number) {
   return { socket, closed, received: () => received, endedByServer: () => endedByServer };
 }
 
-/** Writes `text` one byte per `everyMs` until the socket closes (it never ends it itself). */
+/**
+ * Writes `text` one byte per `everyMs` until it is answered or the socket closes (it never ends it itself).
+ * A byte written after the server has closed would be answered with a reset, which can reach the socket
+ * before it has read the server's end, and the test would see a reset where the server ended cleanly.
+ */
 function trickle(socket: net.Socket, text: string, everyMs = 100): void {
   let at = 0;
   const timer = setInterval(() => {
     if (socket.destroyed) return clearInterval(timer);
     socket.write(text[at++ % text.length]!);
   }, everyMs);
+  socket.once('data', () => clearInterval(timer));
   socket.once('close', () => clearInterval(timer));
 }
 
