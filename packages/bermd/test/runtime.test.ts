@@ -1,7 +1,7 @@
 // The tool runtime end to end: guests compiled from WAT by V8, run on real worker threads.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolRunner, capMemory, RunnerError, type CallOutcome, type GuestReport, type RunnerOptions } from '../dist/runtime/index.js';
+import { ToolRunner, capMemory, RunnerError, type CallOutcome, type GuestReport, type HarnessLimits, type RunnerOptions } from '../dist/runtime/index.js';
 import {
   FAIL_MESSAGE,
   FORECAST_LOG,
@@ -50,10 +50,10 @@ function recordingRunner(options: RunnerOptions = {}): { runner: ToolRunner } & 
   return { runner, logs, events };
 }
 
-async function deploy(runner: ToolRunner, name: string, image: GuestImage): Promise<void> {
+async function deploy(runner: ToolRunner, name: string, image: GuestImage, limits?: HarnessLimits): Promise<void> {
   const module = await runner.compile(image.bytes);
   const digest = `sha256:${createHash('sha256').update(image.bytes).digest('hex')}`;
-  runner.setHarness(name, { module, manifest: image.manifest, digest });
+  runner.setHarness(name, { module, manifest: image.manifest, digest, limits });
 }
 
 function ok(outcome: CallOutcome): unknown {
@@ -209,10 +209,12 @@ describe('limits', () => {
   // That other calls are served while a guest spins is the next case's, where the test decides when the
   // spinning stops: here the limit does, and a check that the others beat it would be a race.
   it('stops a runaway guest at its time limit, and serves calls after', async () => {
-    const r = recordingRunner({ callTimeoutMs: 300 });
+    // The runaway's harness has the short limit; the call after it has the runner's, so that the worker
+    // it may have to start first (the stopped ones are gone) is not raced against 300 ms.
+    const r = recordingRunner();
     try {
       await deploy(r.runner, 'basic', basic);
-      await deploy(r.runner, 'relay', relay);
+      await deploy(r.runner, 'relay', relay, { callTimeoutMs: 300 });
       const stopped = failed(await r.runner.call('relay', 'spin', {}));
       expect(stopped).toEqual({ code: 'timeout', message: expect.stringMatching(stoppedAt('relay.spin', 300)) });
       // The limit covers a whole chain: a nested runaway stops its caller too.
