@@ -1,7 +1,15 @@
 // The tool runtime end to end: guests compiled from WAT by V8, run on real worker threads.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolRunner, capMemory, RunnerError, type CallOutcome, type GuestReport, type HarnessLimits, type RunnerOptions } from '../dist/runtime/index.js';
+import {
+  ToolRunner,
+  capMemory,
+  RunnerError,
+  type CallOutcome,
+  type GuestReport,
+  type HarnessLimits,
+  type RunnerOptions,
+} from '../dist/runtime/index.js';
 import {
   FAIL_MESSAGE,
   FORECAST_LOG,
