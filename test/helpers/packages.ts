@@ -1,8 +1,10 @@
-// Which packages a process loads: a module resolve hook, registered before the script runs, prints each
-// package an ES module resolves into, and the process prints at exit those of the CommonJS modules it
-// required; a start-up test reads them to hold a command to what it must not load.
+// Which packages a process loads: a module resolve hook, registered before the script runs, writes down
+// each package an ES module resolves into, and the process writes down at exit those of the CommonJS
+// modules it required; a start-up test reads them to hold a command to what it must not load. They go to
+// a file the test names (LOG_ENV), not to stderr: a pipe the test is slow to drain fills, and a write to
+// it in the exit handler then fails and ends the process with an error it can no longer print.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,28 +19,32 @@ const PACKAGE_LINE = `(file) => {
   return 'PACKAGE ' + (parts[0].startsWith('@') ? parts[0] + '/' + parts[1] : parts[0]) + '\\n';
 }`;
 
-/** A resolve hook printing each package an ES module resolves into, one `PACKAGE name` line on stderr. */
+/** Where the process writes down the packages it loads. */
+const LOG_ENV = 'BERM_PACKAGES_LOG';
+
+/** A resolve hook writing down each package an ES module resolves into, one `PACKAGE name` line. */
 const HOOK = `
-import { writeSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 const line = ${PACKAGE_LINE};
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  writeSync(2, line(resolved.url));
+  appendFileSync(process.env.${LOG_ENV}, line(resolved.url));
   return resolved;
 }`;
 
 /**
- * Registers the hook, and at exit prints the packages of the CommonJS modules loaded (`require`, which
- * the hook does not see: ajv is loaded so, on first use).
+ * Registers the hook, and at exit writes down the packages of the CommonJS modules loaded (`require`,
+ * which the hook does not see: ajv is loaded so, on first use).
  */
 const REGISTER = `
 import { register, createRequire } from 'node:module';
-import { writeSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOK)}`)});
 const line = ${PACKAGE_LINE};
 process.on('exit', () => {
   // The cache is the process's one, whichever module's require reads it (a data: URL has no path of its own).
-  for (const file of Object.keys(createRequire('/require-cache.js').cache)) writeSync(2, line(file));
+  const files = Object.keys(createRequire('/require-cache.js').cache);
+  appendFileSync(process.env.${LOG_ENV}, files.map(line).join(''));
 });`;
 
 /**
@@ -49,18 +55,22 @@ process.on('exit', () => {
 export async function packagesLoaded(script: string): Promise<{ packages: Set<string>; stdout: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'packages-loaded-'));
   const file = join(dir, 'run.mjs');
+  const log = join(dir, 'packages.log');
   writeFileSync(file, script);
+  writeFileSync(log, '');
   let stdout: string;
-  let stderr: string;
+  let written: string;
   try {
-    ({ stdout, stderr } = await run(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, file], {
+    ({ stdout } = await run(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, file], {
       timeout: 60_000,
+      env: { ...process.env, [LOG_ENV]: log },
     }));
+    written = readFileSync(log, 'utf8');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   const packages = new Set(
-    stderr
+    written
       .split('\n')
       .filter((line) => line.startsWith('PACKAGE '))
       .map((line) => line.slice('PACKAGE '.length)),
