@@ -3,22 +3,27 @@
 // once and its worker is replaced, a failing task fails alone, a dying worker fails its task only, a
 // script that cannot start is not restarted in a loop, a poll takes in a reply the event loop has not
 // delivered (the pool polls when a task is posted and when the event loop delivers a reply), idle workers
-// above the minimum end, and closing fails what runs.
+// above the minimum end, and closing fails what runs. Workers started ahead (StartedWorkers) serve the pool
+// that takes them, with no thread started in their place, and end when no pool takes them.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TaskStopped, WorkerPool } from '../dist/runtime/pool.js';
+import { StartedWorkers, TaskStopped, WorkerPool } from '../dist/runtime/pool.js';
+import { threadCount } from '../../../test/helpers/threads.js';
 import { Stop } from '../dist/runtime/stop.js';
 
 /**
  * A worker that answers `{ n, notes }` with `n * 2` after posting `notes` messages; `{ spin: true }` never
  * ends; `{ exit: code }` ends the thread; `{ fail: message }` throws; `{ unsendable: message }` answers a
- * value that throws `message` as it is sent, so the worker dies of an uncaught error.
+ * value that throws `message` as it is sent, so the worker dies of an uncaught error; `{ whoami: true }`
+ * answers the thread's id.
  */
 const WORKER = `
+import { threadId } from 'node:worker_threads';
 import { serveTasks } from ${JSON.stringify(new URL('../dist/runtime/pool.js', import.meta.url).href)};
 serveTasks((task, post) => {
+  if (task.whoami) return threadId;
   if (task.spin) for (;;);
   if (task.exit !== undefined) process.exit(task.exit);
   if (task.fail !== undefined) throw new Error(task.fail);
@@ -63,7 +68,7 @@ describe('the worker pool', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  function pool(options: { min?: number; max?: number; idleTimeoutMs?: number; filename?: string } = {}) {
+  function pool(options: { min?: number; max?: number; idleTimeoutMs?: number; filename?: string; started?: StartedWorkers } = {}) {
     const notes: unknown[] = [];
     const p = new WorkerPool<unknown, number>({
       filename: options.filename ?? worker,
@@ -71,10 +76,68 @@ describe('the worker pool', () => {
       max: options.max ?? 2,
       idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
       onMessage: (m) => notes.push(m),
+      started: options.started,
     });
     pools.push(p);
     return { p, notes };
   }
+
+  // First, so that no thread of an earlier test's is still ending while these count threads; those whose
+  // script cannot start, whose threads end on their own, come after those that count.
+  describe('given workers started ahead', () => {
+    it.skipIf(threadCount() === undefined)('runs its tasks on them, starting no thread of its own', async () => {
+      const before = threadCount()!;
+      const started = new StartedWorkers(worker, 2);
+      expect(threadCount()).toBe(before + 2);
+      const { p } = pool({ min: 1, max: 2, started });
+      expect(started.size).toBe(0);
+      expect(p.size).toBe(2);
+      const stops = [new Stop(), new Stop()];
+      const ids = await Promise.all(stops.map((stop) => p.run({ whoami: true }, stop)));
+      expect(new Set(ids).size).toBe(2);
+      expect(threadCount()).toBe(before + 2);
+      expect(await Promise.all([1, 2].map((n) => p.run({ n, notes: 1 }, new Stop())))).toEqual([2, 4]);
+      await p.destroy();
+      expect(threadCount()).toBe(before);
+    });
+
+    it.skipIf(threadCount() === undefined)('takes no more than its maximum, and ends the rest', async () => {
+      const before = threadCount()!;
+      const started = new StartedWorkers(worker, 3);
+      const { p } = pool({ min: 1, max: 1, started });
+      expect(p.size).toBe(1);
+      expect(await p.run({ n: 5, notes: 0 }, new Stop())).toBe(10);
+      await vi.waitFor(() => expect(threadCount()).toBe(before + 1), { timeout: 10_000 });
+      await p.destroy();
+      expect(threadCount()).toBe(before);
+    });
+
+    it.skipIf(threadCount() === undefined)('ends them when no pool takes them', async () => {
+      const before = threadCount()!;
+      const started = new StartedWorkers(worker, 2);
+      expect(threadCount()).toBe(before + 2);
+      await started.terminate();
+      expect(threadCount()).toBe(before);
+      // A pool given them after gets none, and starts its own.
+      const { p } = pool({ min: 1, max: 1, started });
+      expect(await p.run({ n: 2, notes: 0 }, new Stop())).toBe(4);
+    });
+
+    it('refuses workers started for another script, which its caller then ends', async () => {
+      const started = new StartedWorkers(broken, 1);
+      expect(() => pool({ started })).toThrow(`workers started for ${broken} cannot serve a pool of ${worker}`);
+      expect(started.size).toBe(1);
+      await started.terminate();
+      expect(started.size).toBe(0);
+    });
+
+    it('fails tasks with the error of a script that cannot start, as with workers it starts itself', async () => {
+      const { p } = pool({ filename: broken, min: 1, max: 1, started: new StartedWorkers(broken, 1) });
+      await expect(p.run({ n: 1, notes: 0 }, new Stop())).rejects.toThrow('this worker cannot start');
+      await expect(p.run({ n: 1, notes: 0 }, new Stop())).rejects.toThrow('this worker cannot start');
+      expect(p.size).toBe(0);
+    });
+  });
 
   it('answers each task with its result, once every message the task posted is delivered', async () => {
     const { p, notes } = pool();

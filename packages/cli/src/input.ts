@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { Manifest, isManifestError, readManifestFile, type ManifestError } from '@berm/manifest';
 import { CliError } from './failure.js';
+import { fileError } from './file-error.js';
 
 /**
  * The files commands read, and every way reading them fails turned into a `CliError` that
@@ -79,23 +80,7 @@ const LEADS: Record<string, string> = {
 
 /** A failure to read `file`, as a `CliError` naming it; anything unforeseen passes through. */
 export function inputError(file: string, e: unknown): unknown {
-  if (isManifestError(e)) return manifestInputError(file, e);
-  const errno = e as NodeJS.ErrnoException;
-  if (e instanceof Error && typeof errno.code === 'string' && typeof errno.syscall === 'string') {
-    const details = { file, errno: errno.code };
-    switch (errno.code) {
-      case 'ENOENT':
-        return new CliError('file-not-found', `cannot read '${file}': no such file`, details);
-      case 'EISDIR':
-        return new CliError('is-a-directory', `cannot read '${file}': it is a directory`, details);
-      case 'EACCES':
-      case 'EPERM':
-        return new CliError('file-unreadable', `cannot read '${file}': permission denied`, details);
-      default:
-        return new CliError('file-unreadable', `cannot read '${file}': ${errno.message}`, details);
-    }
-  }
-  return e;
+  return isManifestError(e) ? manifestInputError(file, e) : fileError(file, e);
 }
 
 function manifestInputError(file: string, e: ManifestError): CliError {

@@ -3,3 +3,4 @@ export { load, type ImageSource, type LoadOptions, type LoadedHarness, type Call
 export { Secrets, SecretsFileError } from '../egress/index.js';
 export { BermdError, isBermdError } from '../errors.js';
 export { DEFAULT_LIMITS } from '../limits.js';
+export { startWorkers, type StartedWorkers } from '../runtime/light.js';

@@ -4,6 +4,7 @@
  * `/mcp` calls them, answering what a 2026-07-28 `tools/call` would. `crab run` and the testing helper
  * stand on this, so that what a harness author sees before deploying is what bermd will do.
  */
+import type { ManifestData } from '@berm/manifest';
 import {
   type CallErrorCode,
   HARNESS_SETTINGS,
@@ -32,6 +33,7 @@ import {
   type GuestReport,
   type HostService,
   isRunnerError,
+  type StartedWorkers,
   ToolRunner,
 } from '../runtime/index.js';
 
@@ -52,6 +54,12 @@ export interface EmbeddedOptions {
   httpProxy?: string;
   /** The tool separator the call's refusals and results name tools with: bermd's default (`.`) when unset. */
   toolSeparator?: string;
+  /**
+   * Worker threads started ahead (`startWorkers`, from `bermd/runtime/workers`), taken as the runtime's
+   * own; `open` ends them when it throws. Calls get the same limits on them as on threads the runtime
+   * starts itself: the limits travel with each call.
+   */
+  workers?: StartedWorkers;
 }
 
 /** One image to load: its harness name and its bytes. */
@@ -108,6 +116,7 @@ export class EmbeddedRuntime {
   private readonly limits: Limits;
   private readonly serve: readonly string[];
   private readonly secrets: Secrets;
+  private readonly manifests = new Map<string, ManifestData>();
 
   private constructor(options: EmbeddedOptions, secrets: Secrets, egress: HttpEgress | undefined) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -124,6 +133,7 @@ export class EmbeddedRuntime {
       // A command runs a call or a few: one worker kept, as many as a daemon's when they are asked for.
       threads: { min: 1, max: workersFor(maxConcurrency) },
       hostServices: services,
+      started: options.workers,
     });
     this.catalog = new ToolCatalog(options.toolSeparator ?? DEFAULT_TOOL_SEPARATOR);
   }
@@ -133,15 +143,16 @@ export class EmbeddedRuntime {
    * as a deploy admits each: throws the `BermdError` a deploy would refuse it with.
    */
   static async open(images: readonly EmbeddedImage[], options: EmbeddedOptions = {}): Promise<EmbeddedRuntime> {
-    const serve = options.serve ?? [];
-    for (const name of serve) {
-      if (!SERVABLE_SYSCALLS.includes(name))
-        throw new BermdError('bad-request', `${name} cannot be served: the runtime serves ${SERVABLE_SYSCALLS.join(' and ')}`);
-    }
-    const secrets = options.secrets ?? Secrets.none();
-    const egress = serve.length === 0 ? undefined : await servedEgress(secrets, options.httpProxy);
-    const runtime = new EmbeddedRuntime(options, secrets, egress);
+    let runtime: EmbeddedRuntime | undefined;
     try {
+      const serve = options.serve ?? [];
+      for (const name of serve) {
+        if (!SERVABLE_SYSCALLS.includes(name))
+          throw new BermdError('bad-request', `${name} cannot be served: the runtime serves ${SERVABLE_SYSCALLS.join(' and ')}`);
+      }
+      const secrets = options.secrets ?? Secrets.none();
+      const egress = serve.length === 0 ? undefined : await servedEgress(secrets, options.httpProxy);
+      runtime = new EmbeddedRuntime(options, secrets, egress);
       for (const image of images) {
         try {
           await runtime.load(image);
@@ -151,7 +162,9 @@ export class EmbeddedRuntime {
         }
       }
     } catch (e) {
-      await runtime.close();
+      await runtime?.close();
+      // Those the runtime took it has ended; these are any it never took (it was not made).
+      await options.workers?.terminate();
       throw e;
     }
     return runtime;
@@ -190,9 +203,15 @@ export class EmbeddedRuntime {
       const listing = this.catalog.prepare(name, harness.manifest.data, leavesMachine);
       this.runner.setHarness(name, prepared);
       this.catalog.set(listing);
+      this.manifests.set(name, harness.manifest.data);
     } catch (e) {
       throw isRunnerError(e) ? wireErrorOf(e, e.message, { where: e.where }) : e;
     }
+  }
+
+  /** The manifest `harness` was loaded with, if it was. */
+  manifest(harness: string): ManifestData | undefined {
+    return this.manifests.get(harness);
   }
 
   /** The separator between a harness's name and its tool's in the names calls are refused with. */

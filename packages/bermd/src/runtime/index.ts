@@ -24,4 +24,6 @@ export { describeIssue, violation, type Check, type SchemaIssue } from './schema
 export { ASYNC_HOST_CALLS, ASK_HOST_CALLS, type HostService, type HostServiceCall, type HostTrace } from './http-fetch.js';
 export { isPlainObject } from './guest-memory.js';
 export { Stop, type SignalLike } from './stop.js';
+export { startWorkers } from './worker-script.js';
+export type { StartedWorkers } from './pool.js';
 export { nestedKey } from './idempotency-key.js';

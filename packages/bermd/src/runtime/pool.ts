@@ -67,6 +67,8 @@ export interface PoolOptions {
   idleTimeoutMs: number;
   /** Every message a worker posts that is not a task's reply. */
   onMessage(message: unknown): void;
+  /** Workers started ahead for this pool's script, taken as its own (at most `max` of them; the rest are ended). */
+  started?: StartedWorkers;
 }
 
 interface Running<R> {
@@ -90,6 +92,10 @@ class PoolWorker<R> {
   idleTimer?: NodeJS.Timeout;
   /** Why it failed, when it reported an error before exiting. */
   error?: unknown;
+  /** Its exit code, once it has exited. */
+  exitCode?: number;
+  /** Told of its exit: the pool's handler, once a pool has it. */
+  onExit?: (code: number) => void;
 
   constructor(filename: string, replies: Int32Array) {
     const { port1, port2 } = new MessageChannel();
@@ -98,6 +104,56 @@ class PoolWorker<R> {
       workerData: { port: port2, replies, tasks: this.tasks } satisfies WorkerSide,
       transferList: [port2],
     });
+    // From its start, not from when a pool takes it: a worker started ahead (StartedWorkers) may fail or
+    // exit before then, and an 'error' no one listens for would be thrown in the main thread.
+    this.thread.unref();
+    // An uncaught error (or an exhausted heap, ERR_WORKER_OUT_OF_MEMORY) comes before the exit.
+    this.thread.on('error', (e: unknown) => {
+      this.error ??= e;
+    });
+    this.thread.on('exit', (code) => {
+      this.exitCode = code;
+      this.onExit?.(code);
+    });
+  }
+}
+
+/**
+ * Worker threads started before the pool that will run them: for a caller that knows early it will need
+ * them, so that their start runs on another core while it goes on importing and preparing (`crab run`
+ * starts its worker before it imports the runtime). A pool given them (`PoolOptions.started`) takes them
+ * as its own, once; until then, and when none takes them, `terminate` ends them. Threads started ahead
+ * hold nothing open: a process that never hands them to a pool still exits.
+ */
+export class StartedWorkers {
+  /** The script they run; a pool takes them only for the same script. */
+  readonly filename: string;
+  /** The reply counter the workers raise (see the header), which the pool taking them polls. */
+  readonly replies = new Int32Array(new SharedArrayBuffer(4));
+  private held: PoolWorker<unknown>[];
+
+  constructor(filename: string, count: number) {
+    this.filename = filename;
+    this.held = Array.from({ length: count }, () => new PoolWorker<unknown>(filename, this.replies));
+  }
+
+  /** Workers started and not yet taken by a pool. */
+  get size(): number {
+    return this.held.length;
+  }
+
+  /** For the pool that takes them: the workers, handed over once (a second take gets none). */
+  take<R>(): PoolWorker<R>[] {
+    const taken = this.held as PoolWorker<R>[];
+    this.held = [];
+    return taken;
+  }
+
+  /** Ends the workers no pool has taken; those a pool took are the pool's to end. */
+  async terminate(): Promise<void> {
+    const left = this.take();
+    for (const worker of left) worker.gone = true;
+    await Promise.allSettled(left.map((worker) => worker.thread.terminate()));
   }
 }
 
@@ -109,13 +165,24 @@ function isReply(message: unknown): message is WorkerReply<unknown> {
 export class WorkerPool<T, R> {
   private readonly workers = new Set<PoolWorker<R>>();
   private readonly idle: PoolWorker<R>[] = [];
-  private readonly replies = new Int32Array(new SharedArrayBuffer(4));
+  private readonly replies: Int32Array;
   /** The reply counter when it was last polled. */
   private polled = 0;
   private destroyed = false;
 
   constructor(private readonly options: PoolOptions) {
-    for (let i = 0; i < options.min; i++) this.idle.push(this.spawn());
+    const { started } = options;
+    if (started !== undefined && started.filename !== options.filename)
+      throw new Error(`workers started for ${started.filename} cannot serve a pool of ${options.filename}`);
+    // The workers started ahead raise the counter they were given: the pool's is theirs.
+    this.replies = started?.replies ?? new Int32Array(new SharedArrayBuffer(4));
+    const taken = started?.take<R>() ?? [];
+    for (const worker of taken.splice(options.max)) {
+      worker.gone = true;
+      void worker.thread.terminate();
+    }
+    for (const worker of taken) if (this.adopt(worker)) this.idle.push(worker);
+    this.replenish();
   }
 
   /** Workers alive (terminating ones not counted). */
@@ -195,18 +262,22 @@ export class WorkerPool<T, R> {
 
   private spawn(): PoolWorker<R> {
     const worker = new PoolWorker<R>(this.options.filename, this.replies);
+    this.adopt(worker);
+    return worker;
+  }
+
+  /**
+   * Makes `worker` (just started, or started ahead) one of the pool's; false when it was started ahead and
+   * has already exited, and is let go.
+   */
+  private adopt(worker: PoolWorker<R>): boolean {
     this.workers.add(worker);
-    const { thread, port } = worker;
-    thread.unref();
+    const { port } = worker;
     port.on('message', (message: unknown) => {
       if (this.receive(worker, message)) this.poll();
     });
     port.unref();
-    // An uncaught error (or an exhausted heap, ERR_WORKER_OUT_OF_MEMORY) comes before the exit.
-    thread.on('error', (e: unknown) => {
-      worker.error ??= e;
-    });
-    thread.on('exit', (code) => {
+    worker.onExit = (code) => {
       const running = worker.running;
       worker.running = undefined;
       if (!worker.gone) this.forget(worker);
@@ -220,8 +291,12 @@ export class WorkerPool<T, R> {
       }
       // A worker that failed before it listened would fail again: the next task starts one, and fails alike.
       if (worker.ready) this.replenish();
-    });
-    return worker;
+    };
+    // Started ahead and gone before the pool took it: as if it had exited here, before listening.
+    if (worker.exitCode === undefined) return true;
+    this.forget(worker);
+    port.close();
+    return false;
   }
 
   /** Handles one message of `worker`'s; true when it was the reply that ended a task. */

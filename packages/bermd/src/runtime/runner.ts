@@ -17,16 +17,15 @@
  * worker under a key unique to each deploy (chain.ts); their source travels only with tasks that can
  * use them (a harness that imports `berm.call` or `berm.emit`, and the programs it can reach).
  */
-import { existsSync } from 'node:fs';
 import os from 'node:os';
-import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, DEFAULT_MAX_CALL_DEPTH, DEFAULT_MAX_QUEUE, workersFor } from '../limits.js';
 import { DeployedSet, type HarnessInput, PreparedHarness, positiveInteger, prepareHarness } from './deployed.js';
 import { Call, type CallOptions, type CallOutcome, type Reached } from './call.js';
 import { isRunnerError, notPermitted, RunnerError, type CallError } from './errors.js';
 import { FairQueue } from './fair-queue.js';
-import { WorkerPool } from './pool.js';
+import { type StartedWorkers, WorkerPool } from './pool.js';
+import { workerScriptPath } from './worker-script.js';
 import type { HostEnvelope } from './host-call.js';
 import { answerWorker, ASK_HOST_CALLS, type HostService } from './http-fetch.js';
 import { capMemory } from './memory-cap.js';
@@ -66,6 +65,11 @@ export interface RunnerOptions {
   onCallEnd?: CallEndListener;
   /** Told of each accepted `berm.resource_updated`: `harness`'s resource at `path` changed. */
   onResourceUpdated?: (harness: string, path: string) => void;
+  /**
+   * Worker threads started ahead (`startWorkers`), taken as the pool's own: a caller that knows early it
+   * will run calls starts them before it imports and prepares the rest. They count towards `threads`.
+   */
+  started?: StartedWorkers;
 }
 
 /**
@@ -81,13 +85,15 @@ export type CallEndListener = (
   runSeconds: number | undefined,
 ) => void;
 
-/** The built worker script's path: next to this module in `dist/`, or, when sources are run directly, in the build. */
+/** The built worker script's path (worker-script.ts). */
 function workerScript(): string {
-  const here = fileURLToPath(new URL('./worker.js', import.meta.url));
-  if (existsSync(here)) return here;
-  const built = here.replace(/[\\/]src[\\/]runtime[\\/]worker\.js$/, `${sep}dist${sep}runtime${sep}worker.js`);
-  if (built !== here && existsSync(built)) return built;
-  throw new RunnerError('bad-option', `the runtime's worker script is missing (${here}): build bermd first`);
+  const script = workerScriptPath();
+  if (script === undefined)
+    throw new RunnerError(
+      'bad-option',
+      `the runtime's worker script is missing (${fileURLToPath(new URL('./worker.js', import.meta.url))}): build bermd first`,
+    );
+  return script;
 }
 
 /** The fewest workers kept when the limits ask for fewer: half the cores. */
@@ -179,6 +185,7 @@ export class ToolRunner {
       // start (tens of ms) each time.
       idleTimeoutMs: 30_000,
       onMessage: (message) => this.onWorkerMessage(message as WorkerMessage),
+      started: options.started,
     });
   }
 

@@ -2,13 +2,13 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isHarnessName, type ToolAnswerDocument } from '@berm/protocol';
 import type { EmbeddedRuntime, Secrets } from 'bermd/runtime';
+import { type StartedWorkers, startWorkers } from 'bermd/runtime/workers';
 import type { CommandContext, Parsed } from '../context.js';
 import { callRefusal, TOOL_ERROR_EXIT_CODE, unknownTool } from '../call-answer.js';
 import { stdoutPaint } from '../colour.js';
 import { CliError } from '../failure.js';
 import { renderToolAnswer } from '@berm/format/tool-answer';
-import { inputError } from '../input.js';
-import { buildProject } from '../project-build.js';
+import { fileError } from '../file-error.js';
 import { limitWireValues } from '../limit-values.js';
 import { toolArguments } from '../tool-args.js';
 
@@ -26,7 +26,20 @@ export interface RunFlags {
   [limit: string]: unknown;
 }
 
-export async function runTool(
+export async function runTool(parsed: Parsed<{ image: string; tool: string }, RunFlags>, ctx: CommandContext): Promise<ToolAnswerDocument> {
+  // The call's worker thread starts first, before the runtime is imported and the image admitted, so that
+  // its start runs on another core meanwhile; the runtime takes it as its own, and it is ended here when
+  // the run stops before that.
+  const workers = startWorkers(1);
+  try {
+    return await runOn(workers, parsed, ctx);
+  } finally {
+    await workers.terminate();
+  }
+}
+
+async function runOn(
+  workers: StartedWorkers,
   { args, argv, flags }: Parsed<{ image: string; tool: string }, RunFlags>,
   ctx: CommandContext,
 ): Promise<ToolAnswerDocument> {
@@ -58,6 +71,7 @@ export async function runTool(
       limits: limitWireValues(flags),
       serve: flags.serve,
       secrets,
+      workers,
     });
   } catch (e) {
     // A refusal of an image is the one a deploy would give: its code and words, and which image.
@@ -70,13 +84,13 @@ export async function runTool(
   }
   let answer: ToolAnswerDocument;
   try {
-    const manifest = await manifestOf(called.bytes);
-    const tool = manifest.tools.find((t) => t.name === args.tool);
+    const { tools } = runtime.manifest(called.name)!;
+    const tool = tools.find((t) => t.name === args.tool);
     if (tool === undefined)
       throw unknownTool(
         called.name,
         args.tool,
-        manifest.tools.map((t) => t.name),
+        tools.map((t) => t.name),
       );
     answer = await runtime.call(called.name, args.tool, toolArguments(words, tool.arguments));
   } catch (e) {
@@ -91,20 +105,16 @@ export async function runTool(
   return answer;
 }
 
-async function manifestOf(bytes: Uint8Array) {
-  const { Manifest } = await import('@berm/manifest');
-  return Manifest.fromImage(bytes).data;
-}
-
 /** The image at `path`, built first when it is a project directory, and the name it runs as. */
 async function loadImage(path: string, name: string | undefined, quiet: boolean): Promise<LoadedImage> {
   let isDir: boolean;
   try {
     isDir = (await stat(path)).isDirectory();
   } catch (e) {
-    throw inputError(path, e);
+    throw fileError(path, e);
   }
   if (isDir) {
+    const { buildProject } = await import('../project-build.js');
     const { image, result } = await buildProject(path, { optimize: false, quiet });
     if (!quiet) process.stderr.write(`built ${image}\n`);
     return { name: name ?? result.name, bytes: result.bytes };
@@ -113,7 +123,7 @@ async function loadImage(path: string, name: string | undefined, quiet: boolean)
   try {
     bytes = new Uint8Array(await readFile(path));
   } catch (e) {
-    throw inputError(path, e);
+    throw fileError(path, e);
   }
   const file = basename(path).replace(/\.wasm$/, '');
   const runAs = name ?? file;
