@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { staleBuilds } from './build-freshness.js';
+import { staleBuilds, staleBundle } from './build-freshness.js';
 
 describe('staleBuilds', () => {
   let root: string;
@@ -57,5 +57,46 @@ describe('staleBuilds', () => {
     await times('a', { config: 100, index: 200, deep: 300, built: 400 });
     await rm(path.join(root, 'packages', 'b', 'tsconfig.tsbuildinfo'));
     expect(staleBuilds(root)).toEqual(['packages/b has never been built']);
+  });
+});
+
+describe('staleBundle', () => {
+  let root: string;
+  const at = (file: string, seconds: number): Promise<void> => utimes(path.join(root, 'packages', file), seconds, seconds);
+  const bundle = 'bermd/dist/runtime/embedded-bundle.js';
+  const records = [
+    'bermd/tsconfig.tsbuildinfo',
+    'manifest/tsconfig.tsbuildinfo',
+    'manifest/dist/manifest-validator.js',
+    'protocol/tsconfig.tsbuildinfo',
+  ];
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'berm-freshness-bundle-'));
+    for (const file of records) {
+      await mkdir(path.dirname(path.join(root, 'packages', file)), { recursive: true });
+      await writeFile(path.join(root, 'packages', file), '{}');
+    }
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('says when the bundle has never been built', () => {
+    expect(staleBundle(root)).toEqual([`packages/${bundle} has never been built`]);
+  });
+
+  it('finds nothing when the bundle is newer than every build record it holds, and names each that is newer', async () => {
+    await mkdir(path.dirname(path.join(root, 'packages', bundle)), { recursive: true });
+    await writeFile(path.join(root, 'packages', bundle), '');
+    for (const file of records) await at(file, 100);
+    await at(bundle, 200);
+    expect(staleBundle(root)).toEqual([]);
+    await at('manifest/dist/manifest-validator.js', 300);
+    await at('protocol/tsconfig.tsbuildinfo', 300);
+    expect(staleBundle(root)).toEqual([
+      `packages/manifest/dist/manifest-validator.js changed after packages/${bundle} was built`,
+      `packages/protocol/tsconfig.tsbuildinfo changed after packages/${bundle} was built`,
+    ]);
   });
 });

@@ -1,18 +1,26 @@
 // What the embedded runtime (the `./runtime` export, under `crab run`) loads to run a call: the rooms it
 // needs through their light doors, and none of what only the daemon uses. A child process imports the
 // built entry with a module hook that prints every package resolved, opens the echo example, calls it
-// and closes; the test reads the packages from that output.
+// and closes; the test reads the packages from that output. The entry is the bundle the build makes of
+// those modules (scripts/bundle.js), which is what it loads once built.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { packagesLoaded } from '../../../test/helpers/packages.js';
 
-const entry = new URL('../dist/embedded/index.js', import.meta.url).href;
+const entry = new URL('../dist/embedded/entry.js', import.meta.url).href;
+const bundle = new URL('../dist/runtime/embedded-bundle.js', import.meta.url).href;
 const echo = fileURLToPath(new URL('../../../examples/echo.wasm', import.meta.url));
 
 /** What only the daemon uses: its HTTP server, the MCP SDK, the PostgreSQL driver, its logger, telemetry. */
 const DAEMON_ONLY = ['fastify', '@modelcontextprotocol/server', '@modelcontextprotocol/core', 'pg', 'pino', 'jose', '@opentelemetry/api'];
 
 describe('the embedded runtime', () => {
+  it('is loaded from its bundle once built', async () => {
+    const [door, bundled] = await Promise.all([import(entry), import(bundle)]);
+    expect(door.EmbeddedRuntime).toBe(bundled.EmbeddedRuntime);
+    expect(door.startWorkers).toBe(bundled.startWorkers);
+  });
+
   it('runs a call loading none of what only the daemon uses', async () => {
     const { packages, stdout } = await packagesLoaded(`
       import { readFileSync } from 'node:fs';

@@ -7,7 +7,8 @@ import { basicImage, relayImage, type GuestImage } from '../../../test/helpers/g
 import { threadCount } from '../../../test/helpers/threads.js';
 import { stoppedAt } from '../../../test/helpers/timeouts.js';
 
-const entry = new URL('../dist/embedded/index.js', import.meta.url).href;
+// The package's entry, as `crab run` loads it (the bundle, once built).
+const entry = new URL('../dist/embedded/entry.js', import.meta.url).href;
 type Entry = typeof import('../dist/embedded/index.js');
 
 let runtimeEntry: Entry;

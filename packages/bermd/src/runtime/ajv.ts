@@ -3,6 +3,11 @@
  * is imported: synchronously (a CommonJS require, which ajv is), since compiling is. An embedded run
  * (`crab run`) starts its worker when its runtime is made, before any schema is compiled, so ajv's files
  * are read while the worker starts rather than before it.
+ *
+ * Both come from ajv-bundle.cjs, the two as one file the build writes beside this module
+ * (scripts/bundle.js): requiring ajv's own ninety files, each resolved and read on its own, cost a run
+ * several times what the one file does. Without that file (a compile alone, `tsc -b`), from ajv itself.
+ * Both from the same place, since the generator works on the class's own compiled code.
  */
 import { createRequire } from 'node:module';
 import type Ajv2020Module from 'ajv/dist/2020.js';
@@ -13,22 +18,32 @@ export type AjvInstance = InstanceType<AjvClass>;
 type StandaloneCode = typeof standaloneModule.default;
 
 const require = createRequire(import.meta.url);
-let ajvClass: AjvClass | undefined;
-let standalone: StandaloneCode | undefined;
+let loaded: { ajvClass: AjvClass; standalone: StandaloneCode } | undefined;
 
 /** ajv is CommonJS with a `default` member, which is what its ES import gives too. */
-function defaultOf<T>(loaded: unknown): T {
-  return (loaded as { default?: T }).default ?? (loaded as T);
+function defaultOf<T>(module: unknown): T {
+  return (module as { default?: T }).default ?? (module as T);
+}
+
+function ajv(): { ajvClass: AjvClass; standalone: StandaloneCode } {
+  if (loaded !== undefined) return loaded;
+  let modules: { Ajv2020: unknown; standalone: unknown };
+  try {
+    modules = require('./ajv-bundle.cjs') as typeof modules;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' || !(e as Error).message.includes('ajv-bundle.cjs')) throw e;
+    modules = { Ajv2020: require('ajv/dist/2020.js'), standalone: require('ajv/dist/standalone/index.js') };
+  }
+  loaded = { ajvClass: defaultOf<AjvClass>(modules.Ajv2020), standalone: defaultOf<StandaloneCode>(modules.standalone) };
+  return loaded;
 }
 
 /** ajv's class for JSON Schema 2020-12. */
 export function ajv2020(): AjvClass {
-  ajvClass ??= defaultOf<AjvClass>(require('ajv/dist/2020.js'));
-  return ajvClass;
+  return ajv().ajvClass;
 }
 
 /** ajv's standalone mode: compiled validators as the source of a CommonJS module. */
 export function standaloneCode(): StandaloneCode {
-  standalone ??= defaultOf<StandaloneCode>(require('ajv/dist/standalone/index.js'));
-  return standalone;
+  return ajv().standalone;
 }

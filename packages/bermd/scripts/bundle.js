@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// Writes, after `tsc -b`, the two files a command that runs the embedded runtime loads in place of the
+// many it is compiled to (docs/decisions.md, "`crab run` starts quickly"):
+//
+// - dist/runtime/ajv-bundle.cjs: ajv's 2020-12 class and its standalone generator as one CommonJS file
+//   (runtime/ajv.ts requires it), in place of ajv's ninety files, each resolved and read on its own.
+// - dist/runtime/embedded-bundle.js: the embedded runtime's door (dist/embedded/index.js) with every module
+//   of bermd, @berm/manifest and @berm/protocol it imports, as one ES module; `bermd/runtime` loads it
+//   (dist/embedded/entry.js, which falls back to the modules themselves when it is older than a build).
+//   Packages from the registry stay outside it, loaded as they are.
+//
+// Both sit in dist/runtime/, beside the modules whose `import.meta.url` they carry: the worker script
+// (worker.js) and the ajv bundle are found relative to it, from the bundle as from those modules.
+// The bundle is the compiled code as it is, modules concatenated: no minifying, and a source map.
+//
+// Usage: node scripts/bundle.js
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = (path) => fileURLToPath(new URL(`../dist/${path}`, import.meta.url));
+
+/** Registry packages stay outside the bundle; the workspace's own packages (@berm/*) go in. */
+const workspaceOnly = {
+  name: 'workspace-only',
+  setup(plugin) {
+    plugin.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@berm/') ? undefined : { external: true }));
+  },
+};
+
+await build({
+  stdin: {
+    contents: "exports.Ajv2020 = require('ajv/dist/2020.js');\nexports.standalone = require('ajv/dist/standalone/index.js');\n",
+    resolveDir: root,
+    sourcefile: 'ajv-bundle.cjs',
+    loader: 'js',
+  },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  outfile: dist('runtime/ajv-bundle.cjs'),
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning',
+});
+
+await build({
+  entryPoints: [dist('embedded/index.js')],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  outfile: dist('runtime/embedded-bundle.js'),
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: true,
+  plugins: [workspaceOnly],
+  logLevel: 'warning',
+});
+
+// A module that finds a file relative to itself would look for it beside the bundle instead: only those
+// whose files are in dist/runtime/ may be in it. The manifest's schema (schema.js) is one that is not,
+// and the runtime does not use it (@berm/manifest has no side effects, so what is not used is left out).
+const bundled = readFileSync(dist('runtime/embedded-bundle.js'), 'utf8');
+if (bundled.includes('manifest.schema.json')) {
+  console.error('bermd: dist/runtime/embedded-bundle.js reads manifest.schema.json relative to itself, where it is not');
+  process.exit(1);
+}
