@@ -63,7 +63,7 @@ describe('staleBuilds', () => {
 describe('staleBundle', () => {
   let root: string;
   const at = (file: string, seconds: number): Promise<void> => utimes(path.join(root, 'packages', file), seconds, seconds);
-  const bundle = 'bermd/dist/runtime/embedded-bundle.js';
+  const bundles = ['bermd/dist/runtime/embedded-bundle.js', 'bermd/dist/runtime/worker-bundle.cjs'];
   const records = [
     'bermd/tsconfig.tsbuildinfo',
     'manifest/tsconfig.tsbuildinfo',
@@ -82,21 +82,23 @@ describe('staleBundle', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('says when the bundle has never been built', () => {
-    expect(staleBundle(root)).toEqual([`packages/${bundle} has never been built`]);
+  it('says when a bundle has never been built', () => {
+    expect(staleBundle(root)).toEqual(bundles.map((bundle) => `packages/${bundle} has never been built`));
   });
 
-  it('finds nothing when the bundle is newer than every build record it holds, and names each that is newer', async () => {
-    await mkdir(path.dirname(path.join(root, 'packages', bundle)), { recursive: true });
-    await writeFile(path.join(root, 'packages', bundle), '');
+  it('finds nothing when the bundles are newer than every build record they hold, and names each that is newer', async () => {
+    await mkdir(path.join(root, 'packages/bermd/dist/runtime'), { recursive: true });
+    for (const bundle of bundles) await writeFile(path.join(root, 'packages', bundle), '');
     for (const file of records) await at(file, 100);
-    await at(bundle, 200);
+    await at(bundles[0]!, 200);
+    await at(bundles[1]!, 400);
     expect(staleBundle(root)).toEqual([]);
     await at('manifest/dist/manifest-validator.js', 300);
-    await at('protocol/tsconfig.tsbuildinfo', 300);
+    await at('protocol/tsconfig.tsbuildinfo', 500);
     expect(staleBundle(root)).toEqual([
-      `packages/manifest/dist/manifest-validator.js changed after packages/${bundle} was built`,
-      `packages/protocol/tsconfig.tsbuildinfo changed after packages/${bundle} was built`,
+      `packages/manifest/dist/manifest-validator.js changed after packages/${bundles[0]} was built`,
+      `packages/protocol/tsconfig.tsbuildinfo changed after packages/${bundles[0]} was built`,
+      `packages/protocol/tsconfig.tsbuildinfo changed after packages/${bundles[1]} was built`,
     ]);
   });
 });

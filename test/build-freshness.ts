@@ -7,9 +7,9 @@
  * `tsc -b` rewrites a project's .tsbuildinfo whenever a source is newer than it (even when nothing it
  * emits changes), so a source newer than that file is a source the build has not seen. The manifest
  * validator, which the build generates from the schema and writes only when it changes, is compared by
- * content instead. bermd's runtime bundle (scripts/bundle.js), written after the compile and the
- * validator, must be newer than the build records of what it holds: `bermd/runtime` falls back to the
- * modules when it is not, which the tests of the bundle would then not be testing.
+ * content instead. bermd's bundles (scripts/bundle.js), written after the compile and the validator,
+ * must be newer than the build records of what they hold: bermd falls back to the modules when they are
+ * not, which the tests of the bundles would then not be testing.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -55,20 +55,22 @@ export function staleBuilds(root: string = repoRoot): string[] {
   return stale;
 }
 
-/** bermd's runtime bundle, when it is missing or older than a compile of a package it holds, as a sentence. */
+/** bermd's bundles (the embedded runtime's, the worker's), each missing or older than a compile of a package it holds, as sentences. */
 export function staleBundle(root: string = repoRoot): string[] {
-  const bundle = path.join(root, 'packages/bermd/dist/runtime/embedded-bundle.js');
-  const built = mtimeOf(bundle);
-  if (built === undefined) return [`${path.relative(root, bundle)} has never been built`];
   const records = [
     'bermd/tsconfig.tsbuildinfo',
     'manifest/tsconfig.tsbuildinfo',
     'manifest/dist/manifest-validator.js',
     'protocol/tsconfig.tsbuildinfo',
   ];
-  return records
-    .filter((record) => (mtimeOf(path.join(root, 'packages', record)) ?? 0) > built)
-    .map((record) => `packages/${record} changed after ${path.relative(root, bundle)} was built`);
+  return ['embedded-bundle.js', 'worker-bundle.cjs'].flatMap((name) => {
+    const bundle = path.join(root, 'packages/bermd/dist/runtime', name);
+    const built = mtimeOf(bundle);
+    if (built === undefined) return [`${path.relative(root, bundle)} has never been built`];
+    return records
+      .filter((record) => (mtimeOf(path.join(root, 'packages', record)) ?? 0) > built)
+      .map((record) => `packages/${record} changed after ${path.relative(root, bundle)} was built`);
+  });
 }
 
 export default async function checkBuild(): Promise<void> {

@@ -59,11 +59,34 @@ await build({
   logLevel: 'warning',
 });
 
+await build({
+  entryPoints: [dist('runtime/worker.js')],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  outfile: dist('runtime/worker-bundle.cjs'),
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: true,
+  plugins: [workspaceOnly],
+  // CommonJS has no import.meta: the modules that find files relative to themselves get the bundle's URL.
+  banner: { js: 'const import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+  define: { 'import.meta.url': 'import_meta_url' },
+  logLevel: 'warning',
+});
+
 // A module that finds a file relative to itself would look for it beside the bundle instead: only those
 // whose files are in dist/runtime/ may be in it. The manifest's schema (schema.js) is one that is not,
 // and the runtime does not use it (@berm/manifest has no side effects, so what is not used is left out).
-const bundled = readFileSync(dist('runtime/embedded-bundle.js'), 'utf8');
-if (bundled.includes('manifest.schema.json')) {
-  console.error('bermd: dist/runtime/embedded-bundle.js reads manifest.schema.json relative to itself, where it is not');
-  process.exit(1);
+for (const file of ['runtime/embedded-bundle.js', 'runtime/worker-bundle.cjs']) {
+  const bundled = readFileSync(dist(file), 'utf8');
+  if (bundled.includes('manifest.schema.json')) {
+    console.error(`bermd: dist/${file} reads manifest.schema.json relative to itself, where it is not`);
+    process.exit(1);
+  }
+  if (file.endsWith('.cjs') && bundled.includes('import.meta')) {
+    console.error(`bermd: dist/${file} is CommonJS and uses import.meta, which CommonJS has not`);
+    process.exit(1);
+  }
 }

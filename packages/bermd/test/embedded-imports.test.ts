@@ -15,10 +15,12 @@ const echo = fileURLToPath(new URL('../../../examples/echo.wasm', import.meta.ur
 const DAEMON_ONLY = ['fastify', '@modelcontextprotocol/server', '@modelcontextprotocol/core', 'pg', 'pino', 'jose', '@opentelemetry/api'];
 
 describe('the embedded runtime', () => {
-  it('is loaded from its bundle once built', async () => {
+  it('is loaded from its bundle once built, and starts its workers on theirs', async () => {
     const [door, bundled] = await Promise.all([import(entry), import(bundle)]);
     expect(door.EmbeddedRuntime).toBe(bundled.EmbeddedRuntime);
     expect(door.startWorkers).toBe(bundled.startWorkers);
+    const { workerScriptPath } = await import('../dist/runtime/worker-script.js');
+    expect(workerScriptPath()).toBe(fileURLToPath(new URL('../dist/runtime/worker-bundle.cjs', import.meta.url)));
   });
 
   it('runs a call loading none of what only the daemon uses', async () => {
