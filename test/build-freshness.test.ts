@@ -63,7 +63,7 @@ describe('staleBuilds', () => {
 describe('staleBundle', () => {
   let root: string;
   const at = (file: string, seconds: number): Promise<void> => utimes(path.join(root, 'packages', file), seconds, seconds);
-  const bundles = ['bermd/dist/runtime/embedded-bundle.js', 'bermd/dist/runtime/worker-bundle.cjs'];
+  const bundles = ['bermd/dist/runtime/embedded-bundle.cjs', 'bermd/dist/runtime/worker-bundle.cjs'];
   const records = [
     'bermd/tsconfig.tsbuildinfo',
     'manifest/tsconfig.tsbuildinfo',

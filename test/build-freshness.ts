@@ -63,7 +63,7 @@ export function staleBundle(root: string = repoRoot): string[] {
     'manifest/dist/manifest-validator.js',
     'protocol/tsconfig.tsbuildinfo',
   ];
-  return ['embedded-bundle.js', 'worker-bundle.cjs'].flatMap((name) => {
+  return ['embedded-bundle.cjs', 'worker-bundle.cjs'].flatMap((name) => {
     const bundle = path.join(root, 'packages/bermd/dist/runtime', name);
     const built = mtimeOf(bundle);
     if (built === undefined) return [`${path.relative(root, bundle)} has never been built`];

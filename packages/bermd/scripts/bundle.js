@@ -3,7 +3,9 @@
 // many it is compiled to (docs/decisions.md, "`crab run` starts quickly"):
 //
 // - dist/runtime/ajv-bundle.cjs: ajv's 2020-12 class and its standalone generator as one CommonJS file
-//   (runtime/ajv.ts requires it), in place of ajv's ninety files, each resolved and read on its own.
+//   (runtime/ajv.ts loads it), in place of ajv's ninety files, each resolved and read on its own; and
+//   beside it its V8 code cache (ajv-bundle.cjs.cache, runtime/code-cache.ts), made after compiling a
+//   harness's validators, which is what a start runs of it.
 // - dist/runtime/embedded-bundle.js: the embedded runtime's door (dist/embedded/index.js) with every module
 //   of bermd, @berm/manifest and @berm/protocol it imports, as one ES module; `bermd/runtime` loads it
 //   (dist/embedded/entry.js, which falls back to the modules themselves when it is older than a build).
@@ -45,47 +47,78 @@ await build({
   logLevel: 'warning',
 });
 
+// CommonJS, so that a code cache can be given with it (Node 20 takes none for an ES module). CommonJS has
+// no import.meta: the modules that find files relative to themselves get the bundle's URL.
+const commonJs = {
+  format: 'cjs',
+  // A bundle run from its code cache is a vm.Script, which has no loader for import(): the packages the
+  // runtime imports when it needs them (pino and undici, for a served syscall, both CommonJS) are required.
+  supported: { 'dynamic-import': false },
+  banner: { js: 'const import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+  define: { 'import.meta.url': 'import_meta_url' },
+};
+
 await build({
   entryPoints: [dist('embedded/index.js')],
   bundle: true,
   platform: 'node',
-  format: 'esm',
   target: 'node20',
-  outfile: dist('runtime/embedded-bundle.js'),
+  outfile: dist('runtime/embedded-bundle.cjs'),
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: true,
   plugins: [workspaceOnly],
   logLevel: 'warning',
+  ...commonJs,
 });
 
 await build({
   entryPoints: [dist('runtime/worker.js')],
   bundle: true,
   platform: 'node',
-  format: 'cjs',
   target: 'node20',
   outfile: dist('runtime/worker-bundle.cjs'),
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: true,
   plugins: [workspaceOnly],
-  // CommonJS has no import.meta: the modules that find files relative to themselves get the bundle's URL.
-  banner: { js: 'const import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
-  define: { 'import.meta.url': 'import_meta_url' },
   logLevel: 'warning',
+  ...commonJs,
 });
 
 // A module that finds a file relative to itself would look for it beside the bundle instead: only those
 // whose files are in dist/runtime/ may be in it. The manifest's schema (schema.js) is one that is not,
 // and the runtime does not use it (@berm/manifest has no side effects, so what is not used is left out).
-for (const file of ['runtime/embedded-bundle.js', 'runtime/worker-bundle.cjs']) {
+// The code cache is made here, in a process run with no flags as a command is, so V8 takes it then.
+const { writeCodeCache } = await import(dist('runtime/code-cache.js'));
+const { compileValidators } = await import(dist('runtime/validators.js'));
+const { compileOutputCheck } = await import(dist('mcp/output-check.js'));
+await writeCodeCache(dist('runtime/ajv-bundle.cjs'), () => {
+  const text = { type: 'string' };
+  const validators = compileValidators({
+    tools: [
+      { name: 'tool', description: '', arguments: { type: 'object', properties: { text, n: { type: 'integer' } }, required: ['text'] } },
+    ],
+    events: [{ name: 'event', description: '', fields: { type: 'object', properties: { text } } }],
+  });
+  validators.tool('tool')?.({ text: 'a', n: 1 });
+  validators.source();
+  compileOutputCheck({ type: 'object', properties: { text } }, 'the result')({ text: 'a' });
+});
+
+// What a run does of the embedded runtime short of a call: made, and closed.
+await writeCodeCache(dist('runtime/embedded-bundle.cjs'), async ({ EmbeddedRuntime }) => {
+  const runtime = await EmbeddedRuntime.open([]);
+  await runtime.close();
+});
+
+for (const file of ['runtime/embedded-bundle.cjs', 'runtime/worker-bundle.cjs']) {
   const bundled = readFileSync(dist(file), 'utf8');
   if (bundled.includes('manifest.schema.json')) {
     console.error(`bermd: dist/${file} reads manifest.schema.json relative to itself, where it is not`);
     process.exit(1);
   }
-  if (file.endsWith('.cjs') && bundled.includes('import.meta')) {
+  if (bundled.includes('import.meta')) {
     console.error(`bermd: dist/${file} is CommonJS and uses import.meta, which CommonJS has not`);
     process.exit(1);
   }

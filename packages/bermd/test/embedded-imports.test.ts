@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { packagesLoaded } from '../../../test/helpers/packages.js';
 
 const entry = new URL('../dist/embedded/entry.js', import.meta.url).href;
-const bundle = new URL('../dist/runtime/embedded-bundle.js', import.meta.url).href;
+const bundle = fileURLToPath(new URL('../dist/runtime/embedded-bundle.cjs', import.meta.url));
 const echo = fileURLToPath(new URL('../../../examples/echo.wasm', import.meta.url));
 
 /** What only the daemon uses: its HTTP server, the MCP SDK, the PostgreSQL driver, its logger, telemetry. */
@@ -16,7 +16,9 @@ const DAEMON_ONLY = ['fastify', '@modelcontextprotocol/server', '@modelcontextpr
 
 describe('the embedded runtime', () => {
   it('is loaded from its bundle once built, and starts its workers on theirs', async () => {
-    const [door, bundled] = await Promise.all([import(entry), import(bundle)]);
+    const door = await import(entry);
+    const { requireBundle } = await import('../dist/runtime/code-cache.js');
+    const bundled = requireBundle(bundle) as typeof door;
     expect(door.EmbeddedRuntime).toBe(bundled.EmbeddedRuntime);
     expect(door.startWorkers).toBe(bundled.startWorkers);
     const { workerScriptPath } = await import('../dist/runtime/worker-script.js');

@@ -5,13 +5,17 @@
  * are read while the worker starts rather than before it.
  *
  * Both come from ajv-bundle.cjs, the two as one file the build writes beside this module
- * (scripts/bundle.js): requiring ajv's own ninety files, each resolved and read on its own, cost a run
- * several times what the one file does. Without that file (a compile alone, `tsc -b`), from ajv itself.
- * Both from the same place, since the generator works on the class's own compiled code.
+ * (scripts/bundle.js), loaded with its code cache (code-cache.ts): requiring ajv's own ninety files, each
+ * resolved, read and compiled on its own, cost a run several times what the one file does. Without that
+ * file (a compile alone, `tsc -b`), from ajv itself. Both from the same place, since the generator works
+ * on the class's own compiled code.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type Ajv2020Module from 'ajv/dist/2020.js';
 import type standaloneModule from 'ajv/dist/standalone/index.js';
+import { requireBundle } from './code-cache.js';
 
 export type AjvClass = typeof Ajv2020Module.default;
 export type AjvInstance = InstanceType<AjvClass>;
@@ -27,13 +31,10 @@ function defaultOf<T>(module: unknown): T {
 
 function ajv(): { ajvClass: AjvClass; standalone: StandaloneCode } {
   if (loaded !== undefined) return loaded;
-  let modules: { Ajv2020: unknown; standalone: unknown };
-  try {
-    modules = require('./ajv-bundle.cjs') as typeof modules;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND' || !(e as Error).message.includes('ajv-bundle.cjs')) throw e;
-    modules = { Ajv2020: require('ajv/dist/2020.js'), standalone: require('ajv/dist/standalone/index.js') };
-  }
+  const bundle = fileURLToPath(new URL('./ajv-bundle.cjs', import.meta.url));
+  const modules = existsSync(bundle)
+    ? (requireBundle(bundle) as { Ajv2020: unknown; standalone: unknown })
+    : { Ajv2020: require('ajv/dist/2020.js'), standalone: require('ajv/dist/standalone/index.js') };
   loaded = { ajvClass: defaultOf<AjvClass>(modules.Ajv2020), standalone: defaultOf<StandaloneCode>(modules.standalone) };
   return loaded;
 }

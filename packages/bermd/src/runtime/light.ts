@@ -6,4 +6,5 @@
  */
 export { startWorkers } from './worker-script.js';
 export { bundleIsFresh } from './bundles.js';
+export { requireBundle } from './code-cache.js';
 export type { StartedWorkers } from './pool.js';
