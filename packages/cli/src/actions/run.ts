@@ -45,6 +45,9 @@ async function runOn(
 ): Promise<ToolAnswerDocument> {
   const words = argv.slice(2);
   const quiet = ctx.json;
+  // Loaded (chalk, unless NO_COLOR) while the image is read and the runtime loaded, not after the call.
+  const painting = quiet ? undefined : stdoutPaint();
+  painting?.catch(() => undefined);
   const called = await loadImage(args.image, flags.name, quiet);
   const programs: LoadedImage[] = [];
   for (const spec of flags.program ?? []) {
@@ -101,7 +104,7 @@ async function runOn(
     await runtime.close();
   }
   if (answer.is_error) ctx.answerNegatively(TOOL_ERROR_EXIT_CODE);
-  if (!quiet) ctx.log(renderToolAnswer(answer, await stdoutPaint()));
+  if (painting !== undefined) ctx.log(renderToolAnswer(answer, await painting));
   return answer;
 }
 
