@@ -20,8 +20,12 @@
  * manifest, and the near misses it declines, so a new command or flag, or an oclif upgrade that reads a
  * shape differently, fails there.
  */
+import type { AnswerOptions } from './fast-path/help.js';
 import type { CommandTable, Reading } from './fast-path/read.js';
 
+export type { AnswerOptions } from './fast-path/help.js';
+export type { HelpTable, PackageJson } from './fast-path/help-table.js';
+export { namesOwnCommand } from './fast-path/plugins.js';
 export type { CommandTable, Reading } from './fast-path/read.js';
 
 /**
@@ -56,4 +60,14 @@ export async function versionLine(pjson: { name: string; version: string }): Pro
 export async function runReading(reading: Reading, bin: string): Promise<void> {
   const { runReading: run } = await import('./fast-path/run.js');
   await run(reading, bin);
+}
+
+/**
+ * Answers a line that runs no command as oclif would: help (`--help`, nothing, a topic alone) printed by
+ * oclif's own Help class over oclif.help.json, and a mistyped command's did-you-mean; false, having
+ * written nothing, for anything else. See fast-path/help.ts.
+ */
+export async function answerWithoutCommand(argv: readonly string[], options: AnswerOptions): Promise<boolean> {
+  const { answerWithoutCommand: answer } = await import('./fast-path/help.js');
+  return answer(argv, options);
 }

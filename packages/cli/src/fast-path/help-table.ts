@@ -1,0 +1,134 @@
+import type { Command } from '@oclif/core/command';
+import type { Config } from '@oclif/core/config';
+import type { Topic } from '@oclif/core/interfaces';
+
+/** What oclif's Config holds for one set of plugins, as scripts/oclif-manifest.js writes it. */
+export interface HelpView {
+  /** Indices into `HelpTable.commands`: Config's `commands`, aliases' entries included. */
+  commands: number[];
+  commandPermutations: [string, string][];
+  topics: Topic[];
+  topicPermutations: [string, string][];
+  plugins: Record<string, { state: string | null }>;
+  /** How many hooks the plugins declare, by event. */
+  hooks: Record<string, number>;
+  flexibleTaxonomy: boolean;
+  isSingleCommandCLI: boolean;
+  /** What oclif prints off a terminal for help on a subject (its words, `''` the root), under each name. */
+  texts: Record<string, Record<string, string>>;
+}
+
+/**
+ * oclif.help.json: what oclif's Config holds that its Help class and its reading of a command id read, with
+ * the plugins package.json lists (`all`) and without them (`own`); the help oclif's Help printed from each
+ * at `width` columns without colour, `userAgent` standing for the root help's VERSION line; and the root
+ * plugin's command ids and topics, by which bin/run.js chooses between the two.
+ */
+export interface HelpTable {
+  root: { commandIDs: string[]; topics: string[] };
+  width: number;
+  userAgent: string;
+  views: { own: HelpView; all: HelpView };
+  commands: Command.Cached[];
+}
+
+/** The package.json bin/run.js hands oclif, its `oclif.bin` the name typed. */
+export interface PackageJson {
+  name: string;
+  version: string;
+  description?: string;
+  helpOptions?: object;
+  oclif: {
+    bin: string;
+    binAliases?: string[];
+    dirname?: string;
+    topicSeparator?: string;
+    hooks?: Record<string, string | string[]>;
+    // What oclif would read and the fast path does not: any of them set leaves help to oclif.
+    helpClass?: unknown;
+    helpOptions?: object;
+    additionalHelpFlags?: unknown;
+    additionalVersionFlags?: unknown;
+    theme?: unknown;
+    state?: unknown;
+    flexibleTaxonomy?: unknown;
+  };
+}
+
+/** Signals what the help shown from the table cannot give as oclif's would (a command whose help loads its class). */
+export class Declined extends Error {}
+
+/** What oclif's Help and its reading of an id read of a Config, from the table (helpConfig). */
+export type HelpConfig = Config & {
+  findCommand(id: string): Command.Loadable | undefined;
+  findTopic(name: string): Topic | undefined;
+};
+
+/**
+ * A stand-in for oclif's Config made from the table: the commands, topics and their lookups as Config makes
+ * them (a permutation looked up as Config looks it up), the names, the plugins' states. A command's class is
+ * never loaded: Help loads one only for dynamic help, which is then oclif's (Declined).
+ */
+export function helpConfig(table: HelpTable, view: HelpView, pjson: PackageJson, userAgent: string): HelpConfig {
+  const declined = async (): Promise<never> => {
+    throw new Declined();
+  };
+  const commands = view.commands.map((i) => ({ ...table.commands[i]!, load: declined }));
+  const byId = new Map(commands.map((c) => [c.id, c]));
+  const commandPermutations = new Map(view.commandPermutations);
+  const topics = view.topics.map((t) => ({ ...t }));
+  const byName = new Map(topics.map((t) => [t.name, t]));
+  const topicPermutations = new Map(view.topicPermutations);
+  const plugins = new Map(
+    Object.entries(view.plugins).map(([name, p]) => [name, { pjson: { oclif: p.state === null ? {} : { state: p.state } } }]),
+  );
+  const separator = pjson.oclif.topicSeparator;
+  const config = {
+    pjson,
+    name: pjson.name,
+    version: pjson.version,
+    bin: pjson.oclif.bin || pjson.name,
+    binAliases: pjson.oclif.binAliases,
+    topicSeparator: separator === ' ' || separator === ':' ? separator : ':',
+    userAgent,
+    platform: process.platform,
+    windows: false,
+    theme: undefined,
+    flexibleTaxonomy: false,
+    isSingleCommandCLI: false,
+    plugins,
+    commands,
+    // Config keeps the ids it read first; Help later rewrites the commands' ids it lists.
+    commandIDs: commands.map((c) => c.id),
+    topics,
+    findCommand: (id: string) => byId.get(byId.has(id) ? id : (commandPermutations.get(id) ?? id)),
+    findTopic: (name: string) => byName.get(byName.has(name) ? name : (topicPermutations.get(name) ?? name)),
+  };
+  return config as unknown as HelpConfig;
+}
+
+/**
+ * The id oclif's `run` reads from a line (oclif's normalizeArgv), where that reading is plain: a line of one
+ * word, or whose first word has a `:` or is a flag, is its first word; a line whose first word starts no
+ * command id is its words up to the first flag or `name=value`, joined with `:`, since no id can continue
+ * them (collateSpacedCmdIDFromArgs). Read here so that a mistyped command's did-you-mean and a topic's help
+ * load none of oclif; undefined for the rest (a first word that starts an id, followed by more; words that
+ * run into a command of the config, whose arguments would stop oclif there), which oclif's own
+ * normalizeArgv then reads.
+ */
+export function plainCommandId(argv: readonly string[], config: HelpConfig): string | undefined {
+  const [first] = argv;
+  if (first === undefined) return undefined;
+  if (config.topicSeparator !== ' ' || argv.length === 1 || first.includes(':') || first.startsWith('-')) return first;
+  const starts = new Set(config.commandIDs.flatMap((id) => id.split(':').map((_, i, words) => words.slice(0, i + 1).join(':'))));
+  if (starts.has(first)) return undefined;
+  // oclif stops before a first word holding `=`, and takes that word whole as the id.
+  if (first.includes('=')) return first;
+  const words: string[] = [];
+  for (const word of argv) {
+    if (words.length > 0 && (word.startsWith('-') || word.includes('='))) break;
+    if (words.length > 0 && config.findCommand(words.join(':')) !== undefined) return undefined;
+    words.push(word);
+  }
+  return words.join(':');
+}

@@ -1,0 +1,129 @@
+import { existsSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type HelpConfig, type HelpTable, type HelpView, helpConfig, type PackageJson, plainCommandId } from './help-table.js';
+import { namesOwnCommand } from './plugins.js';
+import { versionLine } from './version.js';
+
+export interface AnswerOptions {
+  pjson: PackageJson;
+  env: Record<string, string | undefined>;
+  /** oclif.help.json, or undefined when the build wrote none. */
+  table: () => HelpTable | undefined;
+}
+
+/** The hook package.json names for `command_not_found`, whose message not-found.ts makes. */
+const NOT_FOUND_HOOK = './dist/hooks/command-not-found.js';
+
+/**
+ * Answers, as oclif's `run` would, a command line that runs no command: help (`--help`, nothing at all, a
+ * topic alone) and a mistyped command's usage error with its did-you-mean. Returns false, having written
+ * nothing, for anything else and for what it is not sure of, which oclif then answers.
+ *
+ * Help is oclif's own Help class's text, in one of two ways. Off a terminal at oclif's default 80 columns,
+ * for a subject typed as its words, it is the text that class printed at build time (oclif.help.json), the
+ * root help's VERSION line put in; anywhere else (a terminal, whose width and colour oclif reads, another
+ * width, colour forced, other words on the line) it is that class run here over the table in place of
+ * oclif's Config, which costs part of what oclif's start does. A mistyped command's id is read here when its
+ * first word starts no command, else by oclif's own normalizeArgv.
+ */
+export async function answerWithoutCommand(argv: readonly string[], options: AnswerOptions): Promise<boolean> {
+  const { pjson, env } = options;
+  const o = pjson.oclif;
+  // `--` changes what oclif reads as the help's subject and the command's id: left to oclif.
+  if (argv.includes('--') || argv[0] === '--version') return false;
+  if (o.helpClass !== undefined || o.additionalHelpFlags !== undefined || o.additionalVersionFlags !== undefined) return false;
+  if (o.theme !== undefined || o.state !== undefined || o.flexibleTaxonomy) return false;
+  // Windows changes the config directory's name and the examples' line continuation: oclif's to say.
+  if (process.platform === 'win32') return false;
+  const table = options.table();
+  if (table === undefined) return false;
+  const view = table.views[namesOwnCommand(argv, table.root) ? 'own' : 'all'];
+  if (view.flexibleTaxonomy || view.isSingleCommandCLI || view.hooks.init || view.hooks.finally) return false;
+  // The root help's VERSION line is oclif's userAgent, which versionLine leaves to oclif where it may differ.
+  const userAgent = versionLine(pjson);
+  if (userAgent === undefined || themeFileMayApply(pjson, env)) return false;
+  const config = helpConfig(table, view, pjson, userAgent);
+
+  const asked = argv.length === 0 || argv.includes('--help');
+  if (!asked) {
+    // What oclif's `run` does with a line without help: the command its id names, else that topic's help,
+    // else the `command_not_found` hook.
+    const plain = plainCommandId(argv, config);
+    const id = plain ?? (await import('@oclif/core/help')).normalizeArgv(config, [...argv])[0] ?? '';
+    if (config.findCommand(id) !== undefined) return false;
+    if (config.findTopic(id) !== undefined) return showHelp([id], table, view, config, env);
+    if (view.hooks.command_not_found !== 1 || o.hooks?.command_not_found !== NOT_FOUND_HOOK) return false;
+    const [{ notFoundMessage }, { reportUsage }] = await Promise.all([import('../not-found.js'), import('../report.js')]);
+    reportUsage(notFoundMessage(id, config.commands, config.topicSeparator), o.bin, argv);
+    return true;
+  }
+  return showHelp(argv, table, view, config, env);
+}
+
+/** Prints oclif's help for `argv` (its `--help` words included) as `run` prints it; false where oclif's Help refuses. */
+async function showHelp(
+  argv: readonly string[],
+  table: HelpTable,
+  view: HelpView,
+  config: HelpConfig,
+  env: Record<string, string | undefined>,
+): Promise<boolean> {
+  // A subject typed as its words (`registry login`), the only shape whose text is looked up by them.
+  const words = argv.filter((w) => w !== '--help');
+  const typed = words.every((w) => /^[a-z0-9][a-z0-9-]*$/.test(w));
+  const text = typed && rendersAsBuilt(table, config, env) ? view.texts[config.bin]?.[words.join(' ')] : undefined;
+  // The build wrote the VERSION line to fit its width unwrapped; a longer userAgent would wrap.
+  if (text !== undefined && config.userAgent.length <= table.width - 2) {
+    process.stdout.write(text.replace(table.userAgent, config.userAgent));
+    return true;
+  }
+  const { Help } = await import('@oclif/core/help');
+  let wrote = false;
+  class Shown extends Help {
+    override log(...args: string[]): void {
+      wrote = true;
+      super.log(...args);
+    }
+  }
+  try {
+    await new Shown(config, config.pjson.oclif.helpOptions ?? config.pjson.helpOptions).showHelp([...argv]);
+  } catch (e) {
+    // Help refuses a subject it finds no command or topic for (oclif's error), or one with dynamic help
+    // (Declined), before it writes: oclif then says it, in its words.
+    if (!wrote) return false;
+    throw e;
+  }
+  return true;
+}
+
+/**
+ * Whether oclif would print help as the build rendered it: with the help options it had (none), at the
+ * width oclif's screen module gives a stdout that is not a terminal (OCLIF_COLUMNS, else 80), and without
+ * colour, which supports-color gives such a stdout unless FORCE_COLOR or a `--color` flag says otherwise.
+ */
+function rendersAsBuilt(table: HelpTable, config: HelpConfig, env: Record<string, string | undefined>): boolean {
+  if ((config.pjson.oclif.helpOptions ?? config.pjson.helpOptions) !== undefined) return false;
+  if (process.stdout.isTTY || 'FORCE_COLOR' in env) return false;
+  if (process.argv.some((word) => /^--(no-)?colou?rs?(=|$)/.test(word))) return false;
+  const settings = (globalThis as { oclif?: { columns?: number } }).oclif;
+  const columns = Number.parseInt(env.OCLIF_COLUMNS ?? '', 10) || settings?.columns;
+  return (columns || 80) === table.width;
+}
+
+/**
+ * Whether oclif's Config would read a theme from the user's config directory (`theme.json` there), which
+ * colours the help: the help is then oclif's to print. The directory is found as Config finds it.
+ */
+function themeFileMayApply(pjson: PackageJson, env: Record<string, string | undefined>): boolean {
+  const bins = [pjson.oclif.bin || pjson.name, ...(pjson.oclif.binAliases ?? [])];
+  const scoped = (key: string): string | undefined => {
+    const name = bins.map((b) => `${b.replaceAll('@', '').replaceAll(/[/-]/g, '_')}_${key}`.toUpperCase()).find((k) => env[k]);
+    return name === undefined ? undefined : env[name];
+  };
+  const disabled = scoped('DISABLE_THEME');
+  if (disabled === '1' || disabled === 'true') return false;
+  const home = env.HOME || homedir() || tmpdir();
+  const configDir = scoped('CONFIG_DIR') || join(env.XDG_CONFIG_HOME || join(home, '.config'), pjson.oclif.dirname || pjson.name);
+  return existsSync(resolve(configDir, 'theme.json'));
+}

@@ -1,0 +1,12 @@
+const t0 = performance.now();
+const { answerWithoutCommand } = await import('./dist/fast-path.js');
+const { readFileSync } = await import('node:fs');
+const pjson = JSON.parse(readFileSync('./package.json', 'utf8'));
+const t1 = performance.now();
+await import('@oclif/core/help');
+const t2 = performance.now();
+let out = ''; const w = process.stdout.write.bind(process.stdout); process.stdout.write = (s) => { out += s; return true; };
+await answerWithoutCommand(process.argv.slice(2), { pjson, env: process.env, table: () => JSON.parse(readFileSync('./oclif.help.json', 'utf8')) });
+const t3 = performance.now();
+process.stdout.write = w;
+console.log(`start ${(t1 - t0).toFixed(1)} oclif-help-import ${(t2 - t1).toFixed(1)} answer ${(t3 - t2).toFixed(1)} (${out.length} chars)`);
