@@ -68,10 +68,15 @@ if (!answered) {
   }
 }
 
-/** oclif.help.json, which the build writes beside oclif.manifest.json (scripts/oclif-manifest.js), or undefined. */
+/**
+ * oclif.help.json, which the build writes after oclif.manifest.json (scripts/oclif-manifest.js), or undefined
+ * when there is none or it is older than the manifest (a build stopped between the two).
+ */
 function helpTable() {
   try {
-    return JSON.parse(readFileSync(new URL('../oclif.help.json', import.meta.url), 'utf8'));
+    const help = new URL('../oclif.help.json', import.meta.url);
+    if (statSync(help).mtimeMs < statSync(new URL('../oclif.manifest.json', import.meta.url)).mtimeMs) return undefined;
+    return JSON.parse(readFileSync(help, 'utf8'));
   } catch {
     return undefined;
   }

@@ -29,6 +29,8 @@ let probe: string;
 let runs = 0;
 /** Every command id and topic of oclif's own Config, with the plugins, as words (`registry login`). */
 let subjects: string[][];
+/** oclif's userAgent, the root help's VERSION line. */
+let userAgent: string;
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'berm-help-'));
@@ -42,6 +44,7 @@ beforeAll(async () => {
   const config = await Config.load({ root });
   const ids = new Set([...config.commands.map((c) => c.id), ...config.topics.map((t) => t.name)]);
   subjects = [...ids].map((id) => id.split(':'));
+  userAgent = config.userAgent;
 });
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -73,10 +76,14 @@ async function inTurn(checks: (() => Promise<unknown>)[], at = 3): Promise<void>
 }
 
 describe('help without oclif', { timeout: LONG }, () => {
-  it('lists every command and topic of oclif, and built texts for each under both names', () => {
-    const built = new Set([...Object.keys(table.views.own.texts.crab!), ...Object.keys(table.views.all.texts.crab!)]);
-    expect([...built].sort()).toEqual(['', ...subjects.map((words) => words.join(' '))].sort());
-    for (const view of Object.values(table.views)) expect(Object.keys(view.texts).sort()).toEqual([...BINS].sort());
+  it('holds built texts for every command and topic of oclif and the root, off a terminal and at each width on one', () => {
+    const expected = ['', ...subjects.map((words) => words.join(' '))].sort();
+    const { own, all } = table.views;
+    expect([...Object.keys(own.texts!), ...Object.keys(all.texts!)].sort()).toEqual(expected);
+    const terminal = table.terminal!;
+    expect([...Object.keys(terminal.index.own), ...Object.keys(terminal.index.all)].sort()).toEqual(expected);
+    for (const texts of [...Object.values(terminal.index.own), ...Object.values(terminal.index.all)])
+      expect(texts.at).toHaveLength(terminal.to - terminal.from + 1);
   });
 
   it("prints oclif's help off a terminal for every command and topic, from the built text", async () => {
@@ -90,7 +97,11 @@ describe('help without oclif', { timeout: LONG }, () => {
 
   it("prints oclif's help at other widths and in colour, through oclif's Help class", async () => {
     // Each subject under each name at one of these, in turn, so each is met by every subject but one.
-    const settings = [{ OCLIF_COLUMNS: '40' }, { OCLIF_COLUMNS: '120' }, { OCLIF_COLUMNS: '100', FORCE_COLOR: '1' }];
+    const settings: Record<string, string>[] = [
+      { OCLIF_COLUMNS: '40' },
+      { OCLIF_COLUMNS: '120' },
+      { OCLIF_COLUMNS: '100', FORCE_COLOR: '1' },
+    ];
     const checks = BINS.flatMap((bin, b) =>
       [[] as string[], ...subjects].map((words, i) => async () => {
         expect(await same([...words, '--help'], bin, settings[(i + b) % settings.length])).toBe('help');
@@ -141,14 +152,19 @@ describe.skipIf(SCRIPT === undefined)('help on a terminal', { timeout: LONG }, (
   for (const name of ['FORCE_COLOR', 'NO_COLOR', 'OCLIF_COLUMNS', 'COLUMNS']) delete terminalEnv[name];
 
   /** `args` run on a terminal `columns` wide: what it showed, the exit status, and the way it was answered. */
-  function onTerminal(args: string[], bin: Bin, columns: number): Promise<{ code: number; shown: string; way: Way }> {
+  function onTerminal(
+    args: string[],
+    bin: Bin,
+    columns: number,
+    env: Record<string, string> = {},
+  ): Promise<{ code: number; shown: string; way: Way }> {
     const log = join(scratch, `probe-${runs++}.log`);
     const line = [process.execPath, join(repoRoot, 'bin', bin), ...args].map((w) => `'${w}'`).join(' ');
     return new Promise((resolve, reject) => {
       execFile(
         SCRIPT!,
         ['-qec', `stty cols ${columns} rows 50; exec ${line}`, '/dev/null'],
-        { cwd: repoRoot, env: { ...terminalEnv, NODE_OPTIONS: `--require ${probe}`, HELP_PROBE_LOG: log } },
+        { cwd: repoRoot, env: { ...terminalEnv, ...env, NODE_OPTIONS: `--require ${probe}`, HELP_PROBE_LOG: log } },
         (error, stdout) => {
           if (error && typeof error.code !== 'number') return reject(error);
           const loaded = readFileSync(log, 'utf8').split('\n');
@@ -159,7 +175,16 @@ describe.skipIf(SCRIPT === undefined)('help on a terminal', { timeout: LONG }, (
     });
   }
 
-  it("shows oclif's help, in bold, at the terminal's width", async () => {
+  /** The line on a terminal and through oclif on one alike; resolves with the way the line took and what it showed. */
+  async function sameOnTerminal(args: string[], bin: Bin, columns: number, env: Record<string, string> = {}) {
+    const through = args.length === 0 || !args.includes('--help') ? [...args, '--help', '--'] : [...args, '--'];
+    const [fast, oclif] = await Promise.all([onTerminal(args, bin, columns, env), onTerminal(through, bin, columns, env)]);
+    expect([args, oclif.way]).toEqual([args, 'oclif']);
+    expect([args, columns, env, fast.code, fast.shown]).toEqual([args, columns, env, oclif.code, oclif.shown]);
+    return fast;
+  }
+
+  it("shows oclif's help, in bold, at the terminal's width, from the built texts", async () => {
     const lines: [string[], Bin, number][] = [
       [['--help'], 'crab', 100],
       [[], 'berm', 60],
@@ -167,17 +192,39 @@ describe.skipIf(SCRIPT === undefined)('help on a terminal', { timeout: LONG }, (
       [['registry', 'login', '--help'], 'berm', 80],
       [['registry'], 'crab', 30],
       [['deploy', '--help'], 'crab', 45],
+      [['autocomplete', '--help'], 'berm', 200],
     ];
     await inTurn(
       lines.map(([args, bin, columns]) => async () => {
-        const through = args.length === 0 || !args.includes('--help') ? [...args, '--help', '--'] : [...args, '--'];
-        const [fast, oclif] = await Promise.all([onTerminal(args, bin, columns), onTerminal(through, bin, columns)]);
-        expect([args, fast.way, oclif.way]).toEqual([args, 'help', 'oclif']);
-        expect([args, columns, fast.code, fast.shown]).toEqual([args, columns, oclif.code, oclif.shown]);
+        const fast = await sameOnTerminal(args, bin, columns);
+        expect([args, fast.way]).toEqual([args, 'built']);
         expect(fast.shown).toContain('\u001b[1mUSAGE\u001b[22m');
       }),
       2,
     );
+  });
+
+  it("shows every command's and topic's help on a terminal as oclif does, under both names, at widths in turn", async () => {
+    const widths = [40, 97, 163, 200, 71];
+    const checks = BINS.flatMap((bin, b) =>
+      [[] as string[], ...subjects].map((words, i) => async () => {
+        const width = widths[(i + b) % widths.length]!;
+        const fast = await sameOnTerminal([...words, '--help'], bin, width);
+        // The root help's VERSION line, rendered unwrapped, would wrap at a narrow width: oclif's Help then runs.
+        expect([words, fast.way]).toEqual([words, words.length === 0 && userAgent.length > width - 2 ? 'help' : 'built']);
+      }),
+    );
+    await inTurn(checks, 2);
+  });
+
+  it("runs oclif's Help past the built widths, and shows the plain text where colour is off", async () => {
+    expect((await sameOnTerminal(['build', '--help'], 'crab', 230)).way).toBe('help');
+    // The root help's VERSION line wraps at 40 columns.
+    expect((await sameOnTerminal(['--help'], 'crab', 39)).way).toBe('help');
+    const plain = await sameOnTerminal(['build', '--help'], 'berm', 80, { NO_COLOR: '1' });
+    expect([plain.way, plain.shown.includes('\u001b[')]).toEqual(['built', false]);
+    expect((await sameOnTerminal(['build', '--help'], 'berm', 120, { NO_COLOR: '1' })).way).toBe('help');
+    expect((await sameOnTerminal(['build', '--help'], 'crab', 100, { TERM: 'dumb' })).way).not.toBe('oclif');
   });
 });
 
@@ -221,9 +268,12 @@ describe('a mistyped command without oclif', { timeout: LONG }, () => {
     for (const bin of BINS) await inTurn(lines.map((line) => async () => expect(await same(line, bin)).toBe('built')));
     // A first word that starts a command id is followed by words that oclif's own reading joins.
     await inTurn(
-      [['registry', 'lgin'], ['ls', 'extra'], ['registry', 'logot', 'ghcr.io'], ['build', '-h']].map(
-        (line) => async () => expect(await same(line, 'crab')).not.toBe('built'),
-      ),
+      [
+        ['registry', 'lgin'],
+        ['ls', 'extra'],
+        ['registry', 'logot', 'ghcr.io'],
+        ['build', '-h'],
+      ].map((line) => async () => expect(await same(line, 'crab')).not.toBe('built')),
     );
   });
 });

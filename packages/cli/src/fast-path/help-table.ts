@@ -14,22 +14,34 @@ export interface HelpView {
   hooks: Record<string, number>;
   flexibleTaxonomy: boolean;
   isSingleCommandCLI: boolean;
-  /** What oclif prints off a terminal for help on a subject (its words, `''` the root), under each name. */
-  texts: Record<string, Record<string, string>>;
+  /** What oclif prints off a terminal for help on a subject (its words, `''` the root), the name as `HelpTable.bin`. */
+  texts?: Record<string, string>;
+}
+
+/** Where a subject's texts on a terminal are in oclif.help.bin: runs of widths, and each width's run and place. */
+export interface TerminalTexts {
+  /** Each run's brotli stream (its distinct texts, NUL-separated) as [offset, length] in the file. */
+  runs: [number, number][];
+  /** For each width from `from`, the text's place among its run's. */
+  at: number[];
 }
 
 /**
  * oclif.help.json: what oclif's Config holds that its Help class and its reading of a command id read, with
- * the plugins package.json lists (`all`) and without them (`own`); the help oclif's Help printed from each
- * at `width` columns without colour, `userAgent` standing for the root help's VERSION line; and the root
- * plugin's command ids and topics, by which bin/run.js chooses between the two.
+ * the plugins package.json lists (`all`) and without them (`own`), and the root plugin's command ids and
+ * topics, by which bin/run.js chooses between the two; and the help oclif's Help printed from each, with
+ * `bin` standing for the program's name and `userAgent` for the root help's VERSION line: off a terminal at
+ * `width` columns without colour, and on one in colour at each width from `terminal.from` to `terminal.to`,
+ * in oclif.help.bin (absent when the names are of different lengths).
  */
 export interface HelpTable {
   root: { commandIDs: string[]; topics: string[] };
-  width: number;
-  userAgent: string;
   views: { own: HelpView; all: HelpView };
   commands: Command.Cached[];
+  bin?: string;
+  userAgent?: string;
+  width?: number;
+  terminal?: { from: number; to: number; run: number; index: { own: Record<string, TerminalTexts>; all: Record<string, TerminalTexts> } };
 }
 
 /** The package.json bin/run.js hands oclif, its `oclif.bin` the name typed. */

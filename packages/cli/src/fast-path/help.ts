@@ -1,7 +1,9 @@
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type HelpConfig, type HelpTable, type HelpView, helpConfig, type PackageJson, plainCommandId } from './help-table.js';
+import { brotliDecompressSync } from 'node:zlib';
+import { type HelpConfig, type HelpTable, helpConfig, type PackageJson, plainCommandId, type TerminalTexts } from './help-table.js';
 import { namesOwnCommand } from './plugins.js';
 import { versionLine } from './version.js';
 
@@ -38,7 +40,8 @@ export async function answerWithoutCommand(argv: readonly string[], options: Ans
   if (process.platform === 'win32') return false;
   const table = options.table();
   if (table === undefined) return false;
-  const view = table.views[namesOwnCommand(argv, table.root) ? 'own' : 'all'];
+  const name = namesOwnCommand(argv, table.root) ? 'own' : 'all';
+  const view = table.views[name];
   if (view.flexibleTaxonomy || view.isSingleCommandCLI || view.hooks.init || view.hooks.finally) return false;
   // The root help's VERSION line is oclif's userAgent, which versionLine leaves to oclif where it may differ.
   const userAgent = versionLine(pjson);
@@ -52,30 +55,26 @@ export async function answerWithoutCommand(argv: readonly string[], options: Ans
     const plain = plainCommandId(argv, config);
     const id = plain ?? (await import('@oclif/core/help')).normalizeArgv(config, [...argv])[0] ?? '';
     if (config.findCommand(id) !== undefined) return false;
-    if (config.findTopic(id) !== undefined) return showHelp([id], table, view, config, env);
+    if (config.findTopic(id) !== undefined) return showHelp([id], table, name, config, env);
     if (view.hooks.command_not_found !== 1 || o.hooks?.command_not_found !== NOT_FOUND_HOOK) return false;
     const [{ notFoundMessage }, { reportUsage }] = await Promise.all([import('../not-found.js'), import('../report.js')]);
     reportUsage(notFoundMessage(id, config.commands, config.topicSeparator), o.bin, argv);
     return true;
   }
-  return showHelp(argv, table, view, config, env);
+  return showHelp(argv, table, name, config, env);
 }
 
 /** Prints oclif's help for `argv` (its `--help` words included) as `run` prints it; false where oclif's Help refuses. */
 async function showHelp(
   argv: readonly string[],
   table: HelpTable,
-  view: HelpView,
+  view: 'own' | 'all',
   config: HelpConfig,
   env: Record<string, string | undefined>,
 ): Promise<boolean> {
-  // A subject typed as its words (`registry login`), the only shape whose text is looked up by them.
-  const words = argv.filter((w) => w !== '--help');
-  const typed = words.every((w) => /^[a-z0-9][a-z0-9-]*$/.test(w));
-  const text = typed && rendersAsBuilt(table, config, env) ? view.texts[config.bin]?.[words.join(' ')] : undefined;
-  // The build wrote the VERSION line to fit its width unwrapped; a longer userAgent would wrap.
-  if (text !== undefined && config.userAgent.length <= table.width - 2) {
-    process.stdout.write(text.replace(table.userAgent, config.userAgent));
+  const text = builtText(argv, table, view, config, env);
+  if (text !== undefined) {
+    process.stdout.write(text);
     return true;
   }
   const { Help } = await import('@oclif/core/help');
@@ -98,17 +97,73 @@ async function showHelp(
 }
 
 /**
- * Whether oclif would print help as the build rendered it: with the help options it had (none), at the
- * width oclif's screen module gives a stdout that is not a terminal (OCLIF_COLUMNS, else 80), and without
- * colour, which supports-color gives such a stdout unless FORCE_COLOR or a `--color` flag says otherwise.
+ * The text the build rendered for `argv`'s help, where oclif would print that one: for a subject typed as
+ * its words (`registry login --help`), with the help options the build had (none), at the width and
+ * colour it was rendered at; with the program's name and the userAgent put in.
  */
-function rendersAsBuilt(table: HelpTable, config: HelpConfig, env: Record<string, string | undefined>): boolean {
-  if ((config.pjson.oclif.helpOptions ?? config.pjson.helpOptions) !== undefined) return false;
-  if (process.stdout.isTTY || 'FORCE_COLOR' in env) return false;
-  if (process.argv.some((word) => /^--(no-)?colou?rs?(=|$)/.test(word))) return false;
+function builtText(
+  argv: readonly string[],
+  table: HelpTable,
+  view: 'own' | 'all',
+  config: HelpConfig,
+  env: Record<string, string | undefined>,
+): string | undefined {
+  const words = argv.filter((w) => w !== '--help');
+  const { bin, userAgent, terminal } = table;
+  if (bin === undefined || userAgent === undefined || !words.every((w) => /^[a-z0-9][a-z0-9-]*$/.test(w))) return undefined;
+  if ((config.pjson.oclif.helpOptions ?? config.pjson.helpOptions) !== undefined) return undefined;
+  const shown = layout(env);
+  if (shown === undefined) return undefined;
+  const subject = words.join(' ');
+  let text: string | undefined;
+  if (!shown.colour && shown.width === table.width) text = table.views[view].texts?.[subject];
+  else if (shown.colour && terminal !== undefined && shown.width >= terminal.from && shown.width <= terminal.to) {
+    const texts = terminal.index[view][subject];
+    if (texts !== undefined) text = terminalText(texts, shown.width - terminal.from, terminal.run);
+  }
+  if (text === undefined) return undefined;
+  // The VERSION line was rendered unwrapped; a userAgent longer than the line would wrap.
+  if (text.includes(userAgent) && config.userAgent.length > shown.width - 2) return undefined;
+  return text.replaceAll(bin, config.bin).replace(userAgent, config.userAgent);
+}
+
+/** The text for the width `i` places past the first, from its run in oclif.help.bin. */
+function terminalText({ runs, at }: TerminalTexts, i: number, run: number): string | undefined {
+  const [offset, length] = runs[Math.floor(i / run)]!;
+  const chunk = Buffer.alloc(length);
+  const fd = openSync(new URL('../../oclif.help.bin', import.meta.url), 'r');
+  try {
+    if (readSync(fd, chunk, 0, length, offset) !== length) return undefined;
+  } finally {
+    closeSync(fd);
+  }
+  return brotliDecompressSync(chunk).toString('utf8').split('\0')[at[i]!];
+}
+
+/**
+ * The width and colour oclif's help would have: the width oclif's screen module gives stdout (OCLIF_COLUMNS,
+ * else a terminal's columns, at least 40, else 80), and colour where oclif's theme module gives it, asked of
+ * supports-color and ansis as oclif loads them (off a terminal, none, unless FORCE_COLOR or a `--color` flag
+ * says otherwise: then undefined, as when they cannot be asked).
+ */
+function layout(env: Record<string, string | undefined>): { width: number; colour: boolean } | undefined {
   const settings = (globalThis as { oclif?: { columns?: number } }).oclif;
   const columns = Number.parseInt(env.OCLIF_COLUMNS ?? '', 10) || settings?.columns;
-  return (columns || 80) === table.width;
+  const stdout = process.stdout;
+  if (!stdout.isTTY) {
+    if ('FORCE_COLOR' in env || process.argv.some((word) => /^--(no-)?colou?rs?(=|$)/.test(word))) return undefined;
+    return { width: columns || 80, colour: false };
+  }
+  const [cols = 0] = stdout.getWindowSize();
+  const width = columns || (cols < 1 ? 80 : Math.max(cols, 40));
+  try {
+    const oclif = createRequire(createRequire(import.meta.url).resolve('@oclif/core/package.json'));
+    const { supportsColor } = oclif('./lib/ux/supports-color.js') as { supportsColor: () => boolean };
+    const ansis = oclif('ansis') as { isSupported: () => boolean };
+    return { width, colour: supportsColor() && ansis.isSupported() };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
