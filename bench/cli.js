@@ -9,7 +9,7 @@
 // calling @berm/manifest (the floor the CLI cannot go below), and the command taken through oclif
 // (`--` keeps it off the fast path in bin/run.js).
 // Help is timed as the fast path gives it off a terminal (the text oclif's Help printed at build time), at a
-// terminal's width (oclif's Help run over its table), and through oclif.
+// width the build did not render off a terminal (oclif's Help run over its table), and through oclif.
 // `berm mcp` is timed twice: to its exit with stdin closed, and to its answer to a client's `initialize`
 // (through bermd, which opens the session), the figure a client waits on.
 // A benchmark, not a test: it prints figures and ratios (target: every command at most 2.5x) and
@@ -80,7 +80,7 @@ const rows = [
   { name: 'berm mcp, initialize answered', args: () => berm('mcp'), firstLine: initialize },
   { name: 'crab build --help', args: () => crab('build', '--help') },
   {
-    name: "  build --help at 120 columns (oclif's Help, as on a terminal)",
+    name: "  build --help at OCLIF_COLUMNS=120 (oclif's Help over the table)",
     args: () => crab('build', '--help'),
     env: { OCLIF_COLUMNS: '120' },
   },

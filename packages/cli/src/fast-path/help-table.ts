@@ -120,27 +120,27 @@ export function helpConfig(table: HelpTable, view: HelpView, pjson: PackageJson,
 }
 
 /**
- * The id oclif's `run` reads from a line (oclif's normalizeArgv), where that reading is plain: a line of one
- * word, or whose first word has a `:` or is a flag, is its first word; a line whose first word starts no
- * command id is its words up to the first flag or `name=value`, joined with `:`, since no id can continue
- * them (collateSpacedCmdIDFromArgs). Read here so that a mistyped command's did-you-mean and a topic's help
- * load none of oclif; undefined for the rest (a first word that starts an id, followed by more; words that
- * run into a command of the config, whose arguments would stop oclif there), which oclif's own
- * normalizeArgv then reads.
+ * The command id oclif's `run` reads from a line: its normalizeArgv, for the topic separators Config allows.
+ * With a space, the words that continue a command id (or its start: a topic) are joined with `:`, then
+ * the words after until a flag, a `name=value` or a command that takes arguments
+ * (collateSpacedCmdIDFromArgs); a line of one word, or whose first word has a `:`, is that word. Read here
+ * rather than with oclif's own, whose module costs most of what help printed from the table saves, and held
+ * to it by test/help-fast-path.test.ts for slips of every command and the shapes around them.
  */
-export function plainCommandId(argv: readonly string[], config: HelpConfig): string | undefined {
+export function commandId(argv: readonly string[], config: HelpConfig): string | undefined {
   const [first] = argv;
-  if (first === undefined) return undefined;
-  if (config.topicSeparator !== ' ' || argv.length === 1 || first.includes(':') || first.startsWith('-')) return first;
-  const starts = new Set(config.commandIDs.flatMap((id) => id.split(':').map((_, i, words) => words.slice(0, i + 1).join(':'))));
-  if (starts.has(first)) return undefined;
-  // oclif stops before a first word holding `=`, and takes that word whole as the id.
-  if (first.includes('=')) return first;
+  if (config.topicSeparator !== ' ' || argv.length <= 1 || first!.includes(':')) return first;
+  const usable = new Set(config.commandIDs.flatMap((id) => id.split(':').map((_, i, words) => words.slice(0, i + 1).join(':'))));
+  const joined = (words: readonly string[]): string => words.filter(Boolean).join(':');
+  const taking = (id: string): boolean => {
+    const command = id === '' ? undefined : config.findCommand(id);
+    return command !== undefined && (command.strict === false || Object.keys(command.args ?? {}).length > 0);
+  };
   const words: string[] = [];
   for (const word of argv) {
-    if (words.length > 0 && (word.startsWith('-') || word.includes('='))) break;
-    if (words.length > 0 && config.findCommand(words.join(':')) !== undefined) return undefined;
-    words.push(word);
+    if (usable.has(joined([...words, word]))) words.push(word);
+    else if (word.includes('=') || word.startsWith('-') || taking(joined(words))) break;
+    else words.push(word);
   }
-  return words.join(':');
+  return joined(words) || first;
 }

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
-import { type HelpConfig, type HelpTable, helpConfig, type PackageJson, plainCommandId, type TerminalTexts } from './help-table.js';
+import { commandId, type HelpConfig, type HelpTable, helpConfig, type PackageJson, type TerminalTexts } from './help-table.js';
 import { namesOwnCommand } from './plugins.js';
 import { versionLine } from './version.js';
 
@@ -22,12 +22,12 @@ const NOT_FOUND_HOOK = './dist/hooks/command-not-found.js';
  * topic alone) and a mistyped command's usage error with its did-you-mean. Returns false, having written
  * nothing, for anything else and for what it is not sure of, which oclif then answers.
  *
- * Help is oclif's own Help class's text, in one of two ways. Off a terminal at oclif's default 80 columns,
- * for a subject typed as its words, it is the text that class printed at build time (oclif.help.json), the
- * root help's VERSION line put in; anywhere else (a terminal, whose width and colour oclif reads, another
- * width, colour forced, other words on the line) it is that class run here over the table in place of
- * oclif's Config, which costs part of what oclif's start does. A mistyped command's id is read here when its
- * first word starts no command, else by oclif's own normalizeArgv.
+ * Help is oclif's own Help class's text, in one of two ways. For a subject typed as its words, at a width
+ * and colour the build rendered (off a terminal: 80 columns, no colour; on one: colour, 40 to 200 columns),
+ * it is the text that class printed at build time (oclif.help.json, oclif.help.bin), the program's name
+ * and the VERSION line put in. Anywhere else (another width or colour, other words on the line) it is that
+ * class run here over the table in place of oclif's Config, which costs part of what oclif's start does.
+ * A mistyped command's id is read as oclif's normalizeArgv reads it (help-table.ts).
  */
 export async function answerWithoutCommand(argv: readonly string[], options: AnswerOptions): Promise<boolean> {
   const { pjson, env } = options;
@@ -52,8 +52,7 @@ export async function answerWithoutCommand(argv: readonly string[], options: Ans
   if (!asked) {
     // What oclif's `run` does with a line without help: the command its id names, else that topic's help,
     // else the `command_not_found` hook.
-    const plain = plainCommandId(argv, config);
-    const id = plain ?? (await import('@oclif/core/help')).normalizeArgv(config, [...argv])[0] ?? '';
+    const id = commandId(argv, config) ?? '';
     if (config.findCommand(id) !== undefined) return false;
     if (config.findTopic(id) !== undefined) return showHelp([id], table, name, config, env);
     if (view.hooks.command_not_found !== 1 || o.hooks?.command_not_found !== NOT_FOUND_HOOK) return false;
