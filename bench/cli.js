@@ -8,6 +8,8 @@
 // Two more rows say where the time goes for `inspect --json`: the same read done by a bare script
 // calling @berm/manifest (the floor the CLI cannot go below), and the command taken through oclif
 // (`--` keeps it off the fast path in bin/run.js).
+// Help is timed as the fast path gives it off a terminal (the text oclif's Help printed at build time), at a
+// width the build did not render off a terminal (oclif's Help run over its table), and through oclif.
 // `berm mcp` is timed twice: to its exit with stdin closed, and to its answer to a client's `initialize`
 // (through bermd, which opens the session), the figure a client waits on.
 // A benchmark, not a test: it prints figures and ratios (target: every command at most 2.5x) and
@@ -77,6 +79,12 @@ const rows = [
   { name: 'berm mcp, stdin closed', args: () => berm('mcp') },
   { name: 'berm mcp, initialize answered', args: () => berm('mcp'), firstLine: initialize },
   { name: 'crab build --help', args: () => crab('build', '--help') },
+  {
+    name: "  build --help at OCLIF_COLUMNS=120 (oclif's Help over the table)",
+    args: () => crab('build', '--help'),
+    env: { OCLIF_COLUMNS: '120' },
+  },
+  { name: '  build --help through oclif', args: () => crab('build', '--help', '--') },
   { name: 'crab push --help', args: () => crab('push', '--help') },
   { name: 'crab pull --help', args: () => crab('pull', '--help') },
   { name: 'crab registry login --help', args: () => crab('registry', 'login', '--help') },
@@ -84,6 +92,7 @@ const rows = [
   { name: 'crab --help', args: () => crab('--help') },
   { name: 'crab --version', args: () => crab('--version') },
   { name: 'crab inspct (did you mean)', args: () => crab('inspct'), status: 2 },
+  { name: "  registry lgin (did you mean after a topic)", args: () => crab('registry', 'lgin'), status: 2 },
 ].filter((row, r) => r === 0 || ONLY === undefined || ONLY.some((word) => row.name.includes(word)));
 
 /**
@@ -123,7 +132,7 @@ async function time(row) {
   if (row.firstLine !== undefined) return timeToAnswer(row);
   const args = row.args();
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, args, { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const result = spawnSync(process.execPath, args, { cwd: repo, env: { ...env, ...row.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== (row.status ?? 0)) {
     throw new Error(`node ${args.join(' ')} exited ${result.status}, not ${row.status ?? 0}: ${result.stderr}${result.stdout}`);

@@ -386,6 +386,31 @@ describe('traces', { timeout: 60_000 }, () => {
     }
   });
 
+  it('sends the spans it still holds when it stops, before it exits', async () => {
+    const held = await OtlpReceiver.start();
+    // The batch processor's own delay (5 s): nothing is sent before the stop but for the stop.
+    const s = await bermd(w, { OTEL_EXPORTER_OTLP_ENDPOINT: held.url });
+    try {
+      const traceId = 'eeee0000eeee0000eeee0000eeee0000';
+      await post(s.url, modernHeaders('tools/call', 'a.call'), {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'a.call',
+          arguments: { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo` } },
+          _meta: envelope({ traceparent: traceparent(traceId) }),
+        },
+      });
+      await s.stop();
+      const names = held.spans.filter((span) => span.traceId === traceId).map((span) => span.name);
+      expect(names).toEqual(expect.arrayContaining(['tools/call a.call', 'bermd.run a.call', 'berm.call b.fetch', 'GET']));
+    } finally {
+      await s.stop();
+      await held.close();
+    }
+  });
+
   it('traces nothing and sends no traceparent without an endpoint', async () => {
     const off = await bermd(w, { OTEL_BSP_SCHEDULE_DELAY: '50' });
     try {

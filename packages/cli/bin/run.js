@@ -21,13 +21,14 @@ process.stdout.on('error', (err) => {
 });
 
 // A command line src/fast-path.ts is sure it reads as oclif would runs the command's work without loading
-// oclif, which costs more to load than most commands take without it; `--version` is answered there too.
-// Anything else (`--help`, a misspelt command, a shape it declines) goes through oclif. The reading is
-// driven by oclif.manifest.json, so a stale one (see manifestIsStale) sends every line through oclif.
+// oclif, which costs more to load than most commands take without it; `--version` is answered there too,
+// and so are help and a mistyped command's did-you-mean, by oclif's own Help class and reading of the id
+// over oclif.help.json. Anything else (a shape it declines) goes through oclif. The reading is driven by
+// oclif.manifest.json, so a stale one (see manifestIsStale) sends every line through oclif.
 const stale = manifestIsStale();
+const fast = await import('../dist/fast-path.js');
 let answered = false;
 if (!stale) {
-  const fast = await import('../dist/fast-path.js');
   if (argv[0] === '--version') {
     const line = await fast.versionLine(pjson);
     if (line !== undefined) console.log(line);
@@ -37,6 +38,7 @@ if (!stale) {
     const reading = await fast.readCommandLine(argv, table, { bins: [pjson.oclif.bin, ...pjson.oclif.binAliases], env: process.env });
     if (reading !== undefined) await fast.runReading(reading, pjson.oclif.bin);
     answered = reading !== undefined;
+    if (!answered) answered = await fast.answerWithoutCommand(argv, { pjson, env: process.env, table: helpTable });
   }
 }
 if (!answered) {
@@ -50,7 +52,7 @@ if (!answered) {
   // when the command line is not one of crab's own commands, so that a command pays nothing for them:
   // `crab autocomplete`, help on the whole CLI (which lists them), and an unknown command (whose
   // did-you-mean looks at every command).
-  if (!namesOwnCommand(plugin, argv)) {
+  if (!fast.namesOwnCommand(argv, { commandIDs: plugin.commandIDs, topics: plugin.topics.map((t) => t.name) })) {
     for (const name of pjson.oclif.plugins ?? []) {
       const child = new Plugin({ root, name, type: 'core', parent: plugin });
       await child.load();
@@ -67,15 +69,17 @@ if (!answered) {
 }
 
 /**
- * Whether the command line starts with a command or topic of crab's own, or with `--version`. `autocomplete`
- * is the plugin's topic, though crab adds `autocomplete fish` to it: the fish script lists the plugin's
- * commands too, as the plugin's own scripts do.
+ * oclif.help.json, which the build writes after oclif.manifest.json (scripts/oclif-manifest.js), or undefined
+ * when there is none or it is older than the manifest (a build stopped between the two).
  */
-function namesOwnCommand(plugin, args) {
-  const first = args[0];
-  if (first === '--version' || first === '-v') return true;
-  if (first === 'autocomplete') return false;
-  return first !== undefined && (plugin.commandIDs.includes(first) || plugin.topics.some((t) => t.name === first));
+function helpTable() {
+  try {
+    const help = new URL('../oclif.help.json', import.meta.url);
+    if (statSync(help).mtimeMs < statSync(new URL('../oclif.manifest.json', import.meta.url)).mtimeMs) return undefined;
+    return JSON.parse(readFileSync(help, 'utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

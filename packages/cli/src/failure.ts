@@ -49,12 +49,28 @@ function usageLine(err: Error & { args?: unknown }, helpHint: string): string {
     const names = (err.args as { name?: string }[]).map((a) => (a.name ?? '').toUpperCase()).filter(Boolean);
     return `missing ${names.length === 1 ? 'argument' : 'arguments'} ${names.join(' ')}; ${helpHint}`;
   }
-  const lines = err.message
+  return usageText(err.message, helpHint);
+}
+
+function usageText(message: string, helpHint: string): string {
+  const lines = message
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !/^see more help/i.test(l));
   const text = lines.join(' ');
   return `${text.charAt(0).toLowerCase()}${text.slice(1)}; ${helpHint}`;
+}
+
+/**
+ * The usage error an oclif error with `message` is reported as, where the fast path reports what oclif
+ * would have thrown (a mistyped command) without oclif's error.
+ */
+export function usageFailure(message: string, helpCommand: string): Failure {
+  return usage(usageText(message, `see '${helpCommand} --help'`));
+}
+
+function usage(line: string): Failure {
+  return { code: 'usage', line, json: { code: 'usage', message: line }, exit: exitCodeFor('usage') };
 }
 
 /**
@@ -65,10 +81,7 @@ export function describeFailure(thrown: unknown, helpCommand: string): Failure {
   const err: CodedError = thrown instanceof Error ? thrown : new Error(String(thrown));
   const helpHint = `see '${helpCommand} --help'`;
 
-  if (isOclifError(err)) {
-    const line = usageLine(err, helpHint);
-    return { code: 'usage', line, json: { code: 'usage', message: line }, exit: exitCodeFor('usage') };
-  }
+  if (isOclifError(err)) return usage(usageLine(err, helpHint));
 
   const code = typeof err.code === 'string' ? err.code : 'internal';
   const status = typeof err.status === 'number' ? err.status : undefined;

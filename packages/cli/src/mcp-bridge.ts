@@ -1,8 +1,8 @@
 /**
  * `berm mcp`: an MCP server on stdio that relays to a bermd's `/mcp`, so a client that starts local
- * servers (Claude Desktop and others) can use every harness. Toward bermd, the MCP SDK's Streamable HTTP
- * client transport, which derives every header either protocol generation asks for from the message it
- * sends; toward the client, lines on stdin and stdout (mcp-stdin.ts, mcp-stdio.ts). The relay
+ * servers (Claude Desktop and others) can use every harness. Toward bermd, MCP's Streamable HTTP transport
+ * (mcp-http/transport.ts), which derives every header either protocol generation asks for from the message
+ * it sends; toward the client, lines on stdin and stdout (mcp-stdin.ts, mcp-stdio.ts). The relay
  * reads messages only as far as it must, so whatever generation the client speaks goes through:
  *
  * - 2025-11-25 and older: the client's `initialize` opens a session on bermd, whose stream of server
@@ -16,12 +16,13 @@
  * the client's own `initialize` (and log level), a dropped listen is sent again, and the client is told
  * the lists changed, since it may have missed a deploy. stdout carries the protocol only; what the
  * relay has to say goes to `log` (stderr). Whatever answers at the address is no more trusted than an
- * image: what the relay quotes of it (the SDK's messages carry an answer's body) is made printable.
+ * image: what the relay quotes of it (an answer's body) is made printable.
  */
 import { pipeline, type Readable, type Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonUrl } from '@berm/client';
 import { backoff } from '@berm/protocol';
+import { printable } from '@berm/format/printable';
 import {
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
@@ -29,19 +30,17 @@ import {
   isJSONRPCResultResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  META,
   type RequestId,
-  StreamableHTTPClientTransport,
-  SUBSCRIPTION_ID_META_KEY,
-} from '@modelcontextprotocol/client';
-import { printable } from '@berm/format/printable';
-import { answeredError, describe, errorOfBody, RefusalBodies, refusedScope, statusOf } from './mcp-failure.js';
+} from './json-rpc.js';
+import { answeredError, describe, refusedScope, statusOf } from './mcp-failure.js';
+import { McpHttpTransport } from './mcp-http/transport.js';
 import { deferred, type Handshake, type Link, OwnRequests, type SessionReplay } from './mcp-state.js';
 import { JsonRpcLines } from './mcp-stdin.js';
 import { StdioLink } from './mcp-stdio.js';
 
 /**
- * The bearer token the relay sends, as the SDK's transport asks for it (its `AuthProvider`): `token` before
- * every request, and `onUnauthorized` once bermd answers 401, after which the request is sent again with
+ * The bearer token the relay sends, as its transport asks for it: `token` before every request, and `onUnauthorized` once bermd answers 401, after which the request is sent again with
  * what `token` gives then, so that a refreshed token keeps the client's session. `onUnauthorized` throws
  * when there is nothing better to send, and the request is answered with `unauthorized`'s advice.
  */
@@ -82,7 +81,7 @@ export class McpBridge {
   /** stdin less the lines that are not JSON-RPC, which it answers itself: what `down` reads. */
   private readonly lines: JsonRpcLines;
   /** The transport to bermd: a new session's replaces it (reopenSession). */
-  private up: StreamableHTTPClientTransport;
+  private up: McpHttpTransport;
   private link: Link = 'reachable';
   /** The client's 2025 session (none for a 2026-07-28 client). */
   private readonly session: SessionReplay = { initializedNotified: false };
@@ -94,8 +93,6 @@ export class McpBridge {
   /** Requests under way, so that a cancellation or the end can stop them. */
   private readonly inflight = new Map<RequestId, AbortController>();
   private readonly own = new OwnRequests();
-  /** What bermd said in its 403s, until the requests they refused are answered. */
-  private readonly refusals = new RefusalBodies();
   /** The attempt under way to restore what the client had on bermd, which concurrent callers share. */
   private reconnecting?: Promise<boolean>;
   /** Whether the loop that repeats the attempts until one succeeds runs. */
@@ -134,34 +131,15 @@ export class McpBridge {
     this.options.log(`relaying MCP on stdio to ${this.options.endpoint.href}`);
   }
 
-  /** A transport to bermd whose session streams (the 2025 GET stream) report when they end. */
-  private upstream(): StreamableHTTPClientTransport {
-    const watched = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const response = await fetch(input, init);
-      if (response.status === 403) this.refusals.keep(init?.body, await response.clone().text());
-      if (init?.method !== 'GET' || !response.ok || response.body === null) return response;
-      // The session's stream ended (bermd stopped, or dropped it): the relay reconnects on its own.
-      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-      const lost = (): void => {
-        if (!this.closed && init.signal?.aborted !== true) this.lost('the session stream ended');
-      };
-      response.body.pipeTo(writable).then(lost, lost);
-      return new Response(readable, { status: response.status, statusText: response.statusText, headers: response.headers });
-    };
-    const up = new StreamableHTTPClientTransport(this.options.endpoint, {
-      authProvider: this.options.tokens,
-      fetch: watched,
-      // A 403 naming a scope goes back to the client (answerError), never to a re-authorization: a login
-      // with more scopes is the user's to ask for.
-      onInsufficientScope: 'throw',
-      // The relay reconnects itself, to a new session when bermd restarted.
-      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 0, maxReconnectionDelay: 0, reconnectionDelayGrowFactor: 1 },
-    });
+  /** A transport to bermd, its messages and failures the relay's to handle. */
+  private upstream(): McpHttpTransport {
+    const up = new McpHttpTransport(this.options.endpoint, this.options.tokens);
     up.onmessage = (message) => this.fromDaemon(message);
     up.onerror = (e) => {
-      // The transport gives up on a dropped stream at once (maxRetries 0): the relay's own retrying says more.
-      if (!this.closed && !/^Maximum reconnection attempts/.test(e.message)) this.options.log(`bermd: ${describe(e)}`);
+      if (!this.closed) this.options.log(`bermd: ${describe(e)}`);
     };
+    // The session's stream ended (bermd stopped, or dropped it): the relay reconnects on its own.
+    up.onsessionstreamend = () => this.lost('the session stream ended');
     return up;
   }
 
@@ -224,16 +202,15 @@ export class McpBridge {
 
   /**
    * Answers a request the relay could not send. bermd's own JSON-RPC error (a 503 `session-cap`) is the
-   * answer, as bermd gave it, and so is its 403 for a scope the token lacks (kept by the relay's fetch,
-   * since the SDK throws without it), with how to get the scope where the token source knows (a stored
-   * login); otherwise the relay says what happened. A client may show the message.
+   * answer, as bermd gave it, and so is its 403 for a scope the token lacks, with how to get the scope
+   * where the token source knows (a stored login); otherwise the relay says what happened. A client may
+   * show the message.
    */
   private async answerError(request: JSONRPCRequest, status: number | undefined, e: unknown): Promise<void> {
     const where = this.options.endpoint.href;
-    const kept = errorOfBody(this.refusals.take(request.id));
     const scope = refusedScope(e);
-    const said = scope !== undefined ? kept : status === undefined || status === 401 ? undefined : answeredError(e);
-    const lacking = (kept?.data as { scope?: unknown } | undefined)?.scope;
+    const said = status === undefined || status === 401 ? undefined : answeredError(e);
+    const lacking = scope === undefined ? undefined : (said?.data as { scope?: unknown } | undefined)?.scope;
     const advice = scope === undefined ? undefined : this.options.tokens?.lacking?.(typeof lacking === 'string' ? lacking : scope);
     if (said !== undefined) {
       const message = advice === undefined ? said.message : `${said.message}; ${advice}`;
@@ -276,7 +253,7 @@ export class McpBridge {
         this.endHandshake();
       }
     } else if (isJSONRPCNotification(message) && message.method === 'notifications/subscriptions/acknowledged') {
-      const id = (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID_META_KEY] as RequestId | undefined;
+      const id = (message.params?._meta as Record<string, unknown> | undefined)?.[META.subscriptionId] as RequestId | undefined;
       if (id !== undefined && this.relistened.delete(id)) {
         // The client has its acknowledgement; what it needs now is to know it may have missed changes.
         void this.listChanged(this.listens.get(id));
@@ -301,7 +278,7 @@ export class McpBridge {
       return;
     }
     const wanted = (listen.params as { notifications?: Record<string, unknown> } | undefined)?.notifications ?? {};
-    const params = { _meta: { [SUBSCRIPTION_ID_META_KEY]: listen.id } };
+    const params = { _meta: { [META.subscriptionId]: listen.id } };
     if (wanted.toolsListChanged === true) await this.toClient({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params });
     if (wanted.resourcesListChanged === true)
       await this.toClient({ jsonrpc: '2.0', method: 'notifications/resources/list_changed', params });
@@ -389,7 +366,9 @@ export class McpBridge {
     }
     const old = this.up;
     this.up = next;
+    // The old session ends now, its stream with it: the relay has moved on.
     old.onerror = undefined;
+    old.onsessionstreamend = undefined;
     // The old session, if bermd still has it (a stream that dropped while bermd stayed up), is ended.
     await old.terminateSession().catch(() => {});
     await old.close().catch(() => {});

@@ -16,6 +16,11 @@ import type { Agent, IncomingMessage } from 'node:http';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import type { ToolEvent, ToolLog } from '@berm/protocol';
 import { CliError } from './failure.js';
+import { type JSONRPCRequest, META } from './json-rpc.js';
+import { challengeOf, mediaType, messageHeaders, POST_ACCEPT } from './mcp-http/headers.js';
+import { eventsOf } from './mcp-http/sse.js';
+
+export { mcpNameHeader } from './mcp-http/headers.js';
 
 const GENERATION = '2026-07-28';
 /** The least severe level: the call's every log line and event, as crab run reports them. */
@@ -24,14 +29,6 @@ const EVERY_LEVEL = 'debug';
 const INVALID_PARAMS = -32602;
 /** How much of an answer that is not bermd's JSON-RPC is quoted: enough to tell a proxy's page from bermd. */
 const QUOTED = 300;
-
-/** MCP's `_meta` keys a 2026-07-28 request carries (the SDK's `*_META_KEY` constants). */
-const META = {
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  logLevel: 'io.modelcontextprotocol/logLevel',
-} as const;
 
 /** A tool as bermd lists it: what `berm call` reads of it. */
 export type ListedTool = Pick<Tool, 'name' | 'inputSchema'>;
@@ -71,25 +68,10 @@ export function isUnknownToolAnswer(e: unknown): boolean {
   return e instanceof McpErrorAnswer && e.rpc.code === INVALID_PARAMS && /unknown tool/i.test(e.rpc.message);
 }
 
-/** An `Mcp-Name` header's value: as it is when it is plain printable ASCII, else Base64 between MCP's sentinels. */
-export function mcpNameHeader(value: string): string {
-  const plain = value.length > 0 && value === value.trim() && !/^=\?base64\?.*\?=$/.test(value) && /^[\t\x20-\x7e]*$/.test(value);
-  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
-}
-
 /** The JSON-RPC messages of an answer's body: one JSON document, or Server-Sent Events each carrying one. */
 export function messagesOf(contentType: string, body: string): unknown[] {
-  if (!contentType.startsWith('text/event-stream')) return [JSON.parse(body)];
-  const messages: unknown[] = [];
-  let data: string[] = [];
-  // An event is its `data:` lines joined, dispatched at a blank line (the SSE format); other fields are not read.
-  for (const line of `${body}\n\n`.split(/\r\n|\r|\n/)) {
-    if (line === '') {
-      if (data.length > 0) messages.push(JSON.parse(data.join('\n')));
-      data = [];
-    } else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-  }
-  return messages;
+  if (mediaType(contentType) !== 'text/event-stream') return [JSON.parse(body)];
+  return eventsOf(body).map((event) => JSON.parse(event.data) as unknown);
 }
 
 interface Answer {
@@ -112,10 +94,9 @@ function unreachable(url: string, e: NodeJS.ErrnoException): CliError {
 /** What a refused or failed answer means for the command line: the token refused, a scope missing, or what bermd said. */
 function refusal(url: string, answer: Answer): CliError {
   const { status } = answer;
-  const challenge = answer.headers['www-authenticate'] ?? '';
-  if (status === 403 && /error="?insufficient_scope/.test(challenge)) {
-    const scope = /scope=(?:"([^"]+)"|([^\s,]+))/.exec(challenge);
-    const required = scope?.[1] ?? scope?.[2];
+  const challenge = challengeOf(answer.headers['www-authenticate']);
+  if (status === 403 && challenge.error === 'insufficient_scope') {
+    const required = challenge.scope;
     return new CliError('insufficient-scope', `bermd at ${url} refused the call: the token lacks ${required ?? 'a scope it needs'}`, {
       url,
       scope: required,
@@ -143,16 +124,15 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
   let ids = 0;
 
   /** Sends one request and reads its whole answer (a stateless request's stream ends with its result). */
-  const post = (id: number, method: string, params: Record<string, unknown>, name?: string): Promise<Answer> => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+  const post = (message: JSONRPCRequest): Promise<Answer> => {
+    const body = JSON.stringify(message);
+    // The headers the request's `_meta` asks for (its version, method and name), as the relay sends them.
     const headers: Record<string, string | number> = {
+      ...messageHeaders(message),
       'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': GENERATION,
-      'mcp-method': method,
+      accept: POST_ACCEPT,
       'content-length': Buffer.byteLength(body),
     };
-    if (name !== undefined) headers['mcp-name'] = mcpNameHeader(name);
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     return new Promise((resolve, reject) => {
       const req = http.request(endpoint, { method: 'POST', headers, agent }, (res) => {
@@ -171,14 +151,14 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
   const request = async (
     method: string,
     params: Record<string, unknown>,
-    name?: string,
   ): Promise<{ result: Record<string, unknown>; notes: unknown[] }> => {
     const meta = (params._meta ?? {}) as Record<string, unknown>;
     const id = ++ids;
-    const answer = await post(
+    const answer = await post({
+      jsonrpc: '2.0',
       id,
       method,
-      {
+      params: {
         ...params,
         _meta: {
           ...meta,
@@ -187,8 +167,7 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
           [META.clientCapabilities]: {},
         },
       },
-      name,
-    );
+    });
     if (answer.status < 200 || answer.status >= 300) throw refusal(url, answer);
     let messages: unknown[];
     try {
@@ -230,11 +209,7 @@ export async function openMcpCall(url: string, token: string | undefined): Promi
       return out;
     },
     async call(name, args, meta = {}) {
-      const { result, notes } = await request(
-        'tools/call',
-        { name, arguments: args, _meta: { ...meta, [META.logLevel]: EVERY_LEVEL } },
-        name,
-      );
+      const { result, notes } = await request('tools/call', { name, arguments: args, _meta: { ...meta, [META.logLevel]: EVERY_LEVEL } });
       if (!Array.isArray(result.content))
         throw new CliError('unexpected-response', `bermd at ${url} answered tools/call without content`, { url });
       const events: ToolEvent[] = [];

@@ -3,23 +3,21 @@
  * own JSON-RPC error, and the failure in words. Whatever answered is no more trusted than an image: the
  * words are as it gave them, for the caller to make printable.
  */
-import { InsufficientScopeError, type JSONRPCErrorResponse, type RequestId } from '@modelcontextprotocol/client';
+import type { JSONRPCErrorResponse } from './json-rpc.js';
+import { McpHttpError } from './mcp-http/errors.js';
 
 /**
  * The scopes bermd's 403 challenge asked for (`WWW-Authenticate: Bearer error="insufficient_scope",
- * scope="..."`: those the principal holds and the one it lacks), which the SDK's transport throws as an
- * `InsufficientScopeError`, without the answer's status or body.
+ * scope="..."`: those the principal holds and the one it lacks), empty when it named none; undefined for
+ * any other failure.
  */
 export function refusedScope(error: unknown): string | undefined {
-  if (!InsufficientScopeError.isInstance(error)) return undefined;
-  return error.requiredScope ?? '';
+  return error instanceof McpHttpError ? error.refusedScope : undefined;
 }
 
 /** The HTTP status of a failed send, when bermd answered at all. */
 export function statusOf(error: unknown): number | undefined {
-  if (refusedScope(error) !== undefined) return 403;
-  const data = (error as { data?: { status?: unknown } } | undefined)?.data;
-  return typeof data?.status === 'number' ? data.status : undefined;
+  return error instanceof McpHttpError ? error.status : undefined;
 }
 
 /**
@@ -27,7 +25,7 @@ export function statusOf(error: unknown): number | undefined {
  * not read: bermd answers null where it refuses a request before reading it (a 503 `session-cap`).
  */
 export function answeredError(error: unknown): JSONRPCErrorResponse['error'] | undefined {
-  return errorOfBody((error as { data?: { text?: unknown } } | undefined)?.data?.text);
+  return errorOfBody(error instanceof McpHttpError ? error.body : undefined);
 }
 
 /** The JSON-RPC error an answer's body holds, if it holds one. */
@@ -55,35 +53,12 @@ export function describe(error: unknown): string {
   const scope = refusedScope(error);
   if (scope !== undefined) return `answered 403: insufficient_scope, asking for ${scope}`;
   const status = statusOf(error);
-  const said = answeredError(error)?.message ?? (error instanceof Error ? error.message : String(error));
-  const quoted = said.length > QUOTED ? `${said.slice(0, QUOTED)}...` : said;
-  return status === undefined ? quoted : `answered ${status}: ${quoted}`;
+  if (status === undefined) return quote(error instanceof Error ? error.message : String(error));
+  // bermd's own words, else the body as it came (a proxy's page), else the transport's.
+  const said = answeredError(error)?.message ?? ((error as McpHttpError).body || undefined);
+  return said === undefined ? (error as McpHttpError).message : `answered ${status}: ${quote(said)}`;
 }
 
-/**
- * The bodies of bermd's 403s, kept by the id of the request each answers until the relay answers that
- * request: the SDK's transport reads the body of a 403 `insufficient_scope` and throws without it, and
- * bermd's JSON-RPC error in it is what the client should get.
- */
-export class RefusalBodies {
-  private readonly bodies = new Map<RequestId, string>();
-
-  /** Keeps `text`, the answer to the request whose JSON is `sent` (a batch, or a notification, has no one id). */
-  keep(sent: unknown, text: string): void {
-    if (typeof sent !== 'string') return;
-    let id: unknown;
-    try {
-      id = (JSON.parse(sent) as { id?: unknown } | null)?.id;
-    } catch {
-      return;
-    }
-    if (typeof id === 'string' || typeof id === 'number') this.bodies.set(id, text);
-  }
-
-  /** The body kept for request `id`, forgotten once taken. */
-  take(id: RequestId): string | undefined {
-    const text = this.bodies.get(id);
-    this.bodies.delete(id);
-    return text;
-  }
+function quote(said: string): string {
+  return said.length > QUOTED ? `${said.slice(0, QUOTED)}...` : said;
 }

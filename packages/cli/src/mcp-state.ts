@@ -3,7 +3,8 @@
  * stands with bermd, the client's 2025 session as it is replayed, the handshake under way, and the
  * requests the relay sends of its own accord.
  */
-import type { JSONRPCMessage, JSONRPCRequest, RequestId, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from './json-rpc.js';
+import type { McpHttpTransport } from './mcp-http/transport.js';
 
 /**
  * Where the relay stands with bermd: `reachable`, bermd answered the last send; `lost`, it went away
@@ -45,7 +46,7 @@ export class OwnRequests {
   private readonly waiting = new Map<RequestId, (answer: JSONRPCMessage) => void>();
 
   /** Sends `request` on `transport` under an id of the relay's own, never a client's; resolves with bermd's answer. */
-  async ask(transport: StreamableHTTPClientTransport, request: JSONRPCRequest): Promise<JSONRPCMessage> {
+  async ask(transport: McpHttpTransport, request: JSONRPCRequest): Promise<JSONRPCMessage> {
     const id = `berm-mcp-${++this.sent}`;
     const answered = new Promise<JSONRPCMessage>((resolve) => this.waiting.set(id, resolve));
     await transport.send({ ...request, id });

@@ -1,22 +1,16 @@
 /**
- * What `berm mcp` reads from its client, one JSON-RPC message a line, before the SDK's stdio transport
- * reads it. That transport drops a line that is not JSON without a word, and reports one that is JSON
- * but not JSON-RPC only to the server: either way the client waits for an answer that never comes.
- * JSON-RPC asks for one (`-32700` parse error, `-32600` invalid request), so such a line is answered
- * here and kept from the transport; every other line goes through as it came. Lines are read as the
- * transport reads them (UTF-8, LF or CRLF, the SDK's own parser deciding what is a message) and bounded
- * as it bounds them: a longer line is an error, which ends the stream.
+ * What `berm mcp` reads from its client, one JSON-RPC message a line, before its stdio link (mcp-stdio.ts)
+ * reads it. That link, as the SDK's stdio transport it replaced, drops a line that is not JSON without a
+ * word, and reports one that is JSON but not JSON-RPC only to the relay: either way the client would
+ * wait for an answer that never comes. JSON-RPC asks for one (`-32700` parse error, `-32600` invalid
+ * request), so such a line is answered here and kept from the link; every other line goes through as it
+ * came. Lines are read as the link reads them (UTF-8, LF or CRLF, json-rpc.ts deciding what is a message,
+ * by the SDK's schema) and bounded as the SDK's transport bounds them: a longer line is an error, which
+ * ends the stream.
  */
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
-import {
-  deserializeMessage,
-  INVALID_REQUEST,
-  type JSONRPCErrorResponse,
-  PARSE_ERROR,
-  type RequestId,
-  STDIO_DEFAULT_MAX_BUFFER_SIZE,
-} from '@modelcontextprotocol/client';
+import { INVALID_REQUEST, isJSONRPCMessage, type JSONRPCErrorResponse, MAX_LINE, PARSE_ERROR, type RequestId } from './json-rpc.js';
 
 /** The answer to a line that is not a JSON-RPC message; undefined for one that is. */
 export function refusalOf(line: string): JSONRPCErrorResponse | undefined {
@@ -30,20 +24,16 @@ export function refusalOf(line: string): JSONRPCErrorResponse | undefined {
       error: { code: PARSE_ERROR, message: 'Parse error: a line on stdin is not JSON; berm mcp reads one JSON-RPC message a line' },
     };
   }
-  try {
-    deserializeMessage(line);
-    return undefined;
-  } catch {
-    const id = idOf(value);
-    return {
-      jsonrpc: '2.0',
-      ...(id === undefined ? {} : { id }),
-      error: {
-        code: INVALID_REQUEST,
-        message: 'Invalid Request: a line on stdin is JSON but not a JSON-RPC 2.0 request, notification or response',
-      },
-    };
-  }
+  if (isJSONRPCMessage(value)) return undefined;
+  const id = idOf(value);
+  return {
+    jsonrpc: '2.0',
+    ...(id === undefined ? {} : { id }),
+    error: {
+      code: INVALID_REQUEST,
+      message: 'Invalid Request: a line on stdin is JSON but not a JSON-RPC 2.0 request, notification or response',
+    },
+  };
 }
 
 /** The id of a message that is not JSON-RPC, when it has one a JSON-RPC id could be: the client waits on it. */
@@ -60,7 +50,7 @@ export class JsonRpcLines extends Transform {
   /** `refuse` sends the answer to a line that is not a message. */
   constructor(
     private readonly refuse: (answer: JSONRPCErrorResponse) => void,
-    private readonly maxLine = STDIO_DEFAULT_MAX_BUFFER_SIZE,
+    private readonly maxLine = MAX_LINE,
   ) {
     super();
   }

@@ -1,19 +1,19 @@
 /**
  * `berm mcp`'s end toward its client: messages read from stdin (as mcp-stdin.ts has let them through) and
  * written to stdout, one JSON-RPC message a line. It does what the SDK's `StdioServerTransport` did for the
- * relay, with the client package's own `ReadBuffer` and `serializeMessage`: that transport lives in the SDK's
- * server package, whose load (its own copy of the SDK, several hundred kilobytes of code beside the
- * client's) came before the relay could answer its client's first message.
+ * relay, framing as the SDK's `ReadBuffer` and `serializeMessage` frame (json-rpc.ts): the SDK's stdio
+ * transports and framing load the SDK with them, which came before the relay could answer its client's
+ * first message.
  */
 import type { Readable, Writable } from 'node:stream';
-import { type JSONRPCMessage, ReadBuffer, serializeMessage } from '@modelcontextprotocol/client';
+import { type JSONRPCMessage, LineBuffer, serializeMessage } from './json-rpc.js';
 
 export class StdioLink {
   onmessage?: (message: JSONRPCMessage) => void;
   onerror?: (error: Error) => void;
   /** Once, when stdin ends or closes, stdout fails, or `close` is called. */
   onclose?: () => void;
-  private readonly buffer = new ReadBuffer();
+  private readonly buffer = new LineBuffer();
   private closed = false;
 
   constructor(

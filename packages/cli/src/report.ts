@@ -1,5 +1,5 @@
 import type { CommandContext } from './context.js';
-import { describeFailure, type Failure } from './failure.js';
+import { describeFailure, type Failure, usageFailure } from './failure.js';
 import { jsonText, printable } from '@berm/format/printable';
 import { explainRefusal } from './login/refusal.js';
 
@@ -26,7 +26,15 @@ export function reportFailure(err: unknown, context: CommandContext): void {
  * commands report theirs. `--json` counts as given when it comes before any `--`, as oclif reads it.
  */
 export function reportUncaught(err: unknown, bin: string, argv: readonly string[]): void {
+  writeFailure(describeFailure(err, bin), bin, jsonAsked(argv));
+}
+
+/** Reports a usage error with oclif's `message` as `reportUncaught` reports oclif's error carrying it. */
+export function reportUsage(message: string, bin: string, argv: readonly string[]): void {
+  writeFailure(usageFailure(message, bin), bin, jsonAsked(argv));
+}
+
+function jsonAsked(argv: readonly string[]): boolean {
   const end = argv.indexOf('--');
-  const json = argv.slice(0, end === -1 ? undefined : end).includes('--json');
-  writeFailure(describeFailure(err, bin), bin, json);
+  return argv.slice(0, end === -1 ? undefined : end).includes('--json');
 }

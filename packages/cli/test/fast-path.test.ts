@@ -5,7 +5,8 @@
 // as the same command with the same args, flags, argv and JSON switch; every flag must be taken at least
 // once, so that a new command or flag cannot slip by unread. The near misses it declines are listed, and a
 // few command lines are run both ways through the real bin (oclif's way forced by `--`, which the fast path
-// declines) to show the same output and exit status.
+// declines) to show the same output and exit status. Help and a mistyped command, which run no command, are
+// held to oclif's in help-fast-path.test.ts.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from '@oclif/core/command';

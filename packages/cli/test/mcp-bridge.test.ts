@@ -211,7 +211,7 @@ describe('a server at BERM_URL that is not bermd', () => {
     const refused = (await client.answer(1)).error as { code: number; message: string };
     expect(refused.code).toBe(-32000);
     // The page is quoted as far as its first 300 characters.
-    const page = `Error POSTing to endpoint: broken ␛[2J␛]0;retitled␇�31m page${'.'.repeat(1000)}`.slice(0, 300);
+    const page = `broken ␛[2J␛]0;retitled␇�31m page${'.'.repeat(1000)}`.slice(0, 300);
     expect(refused.message).toBe(`bermd at ${url}/mcp answered 500: ${page}...`);
 
     client.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });

@@ -1,6 +1,6 @@
 // `berm mcp`'s end toward its client (mcp-stdio.ts), on streams of its own: messages cut across chunks,
 // what is not a message reported and passed over, stdin's end, a full stdout; and what the relay loads
-// before it answers a client's `initialize`, against a real bermd: nothing of the SDK's server package.
+// to answer a client's `initialize` and `tools/list`, against a real bermd: nothing of the MCP SDK.
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, startDaemon, type RunningDaemon } from '../../bermd/test/daemon.js';
@@ -98,7 +98,7 @@ describe('berm mcp loads', () => {
     if (daemon) await removeDir(daemon.stateDir);
   });
 
-  it("nothing of the SDK's server package to answer a client's initialize", async () => {
+  it("nothing of the MCP SDK, nor zod, to answer a client's initialize and its next request", async () => {
     const module = (path: string) => JSON.stringify(new URL(path, import.meta.url).href);
     const { packages, stdout } = await packagesLoaded(`
       const { PassThrough } = await import('node:stream');
@@ -108,19 +108,35 @@ describe('berm mcp loads', () => {
       const stdout = new PassThrough();
       const bridge = new McpBridge({ endpoint: mcpEndpoint(${JSON.stringify(daemon.url)}), stdin, stdout, log: () => {} });
       await bridge.start();
-      const answered = new Promise((resolve) => stdout.once('data', (chunk) => resolve(String(chunk))));
+      let out = '';
+      const lines = (count) => new Promise((resolve) => {
+        const read = (chunk) => {
+          out += chunk;
+          if (out.split('\\n').length > count) {
+            stdout.off('data', read);
+            resolve();
+          }
+        };
+        stdout.on('data', read);
+        read('');
+      });
       stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test', version: '0' } } }) + '\\n');
-      const line = await answered;
+      await lines(1);
+      stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\\n');
+      stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) + '\\n');
+      await lines(2);
       stdin.end();
       await bridge.done;
-      process.stdout.write(line);
+      process.stdout.write(out);
     `);
-    expect(JSON.parse(stdout)).toMatchObject({
-      jsonrpc: '2.0',
-      id: 1,
-      result: { protocolVersion: '2025-11-25', serverInfo: { name: 'bermd' } },
-    });
-    expect(packages).toContain('@modelcontextprotocol/client');
-    expect(packages).not.toContain('@modelcontextprotocol/server');
+    const [first, second] = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(first).toMatchObject({ jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-11-25', serverInfo: { name: 'bermd' } } });
+    expect(second).toMatchObject({ jsonrpc: '2.0', id: 2, result: { tools: [] } });
+    // The hook saw what the relay does load: its silence about the SDK means something.
+    expect(packages).toContain('@oclif/core');
+    expect([...packages].filter((name) => name.startsWith('@modelcontextprotocol/') || name === 'zod')).toEqual([]);
   });
 });

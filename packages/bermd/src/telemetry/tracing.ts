@@ -32,12 +32,10 @@ import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BasicTracerProvider,
-  BatchSpanProcessor,
   ParentBasedSampler,
   RandomIdGenerator,
   type Sampler,
   SamplingDecision,
-  type SpanExporter,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import {
@@ -51,6 +49,7 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
+import { ExportThread } from './export-thread.js';
 import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
@@ -86,16 +85,6 @@ function samplerOf(config: TraceConfig): Sampler {
     default:
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
   }
-}
-
-/** The exporter of `config.protocol`, its package imported now: a bermd without traces never loads one. */
-async function exporterOf(config: TraceConfig): Promise<SpanExporter> {
-  if (config.protocol === 'http/json') {
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    return new OTLPTraceExporter({ url: config.url });
-  }
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-  return new OTLPTraceExporter({ url: config.url });
 }
 
 /** A URL as a span records it: no credentials, and each query value replaced, as the HTTP conventions advise. */
@@ -186,24 +175,17 @@ export class Tracing {
   }
 
   /**
-   * The tracer `config` asks for, its exporter loaded, and the context manager that carries a span across
-   * `await`s made the process's (once: every tracer of the process shares it). `redact` hides secret values
-   * in text a span records.
+   * The tracer `config` asks for, with its export thread started and its exporter loaded there. `redact`
+   * hides secret values in text a span records.
    */
   static async start(config: TraceConfig, version: string, redact: (text: string) => string): Promise<Tracing> {
-    const exporter = await exporterOf(config);
-    const resource = resourceFromAttributes({
-      ...config.resource,
-      [ATTR_SERVICE_NAME]: config.serviceName,
-      [ATTR_SERVICE_VERSION]: version,
-    });
-    const processor = new BatchSpanProcessor(
-      exporter,
-      config.scheduleDelayMs === undefined ? {} : { scheduledDelayMillis: config.scheduleDelayMs },
-    );
+    const attributes = { ...config.resource, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version };
+    const resource = resourceFromAttributes(attributes);
+    const scope = { name: 'bermd', version };
+    const processor = await ExportThread.start(config, attributes, scope);
     const sampler = samplerOf(config);
     const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
-    const sink: TimedSpanSink = { processor, resource, scope: { name: 'bermd', version }, ids: new RandomIdGenerator() };
+    const sink: TimedSpanSink = { processor, resource, scope, ids: new RandomIdGenerator() };
     return new Tracing(config, provider, sampler, sink, redact);
   }
 

@@ -3,6 +3,7 @@
  * `berm login` stored for that address (refreshed when it has expired), else none. Where it came from
  * decides what a refusal advises.
  */
+import { McpHttpError } from '../mcp-http/errors.js';
 import { loginKey } from './key.js';
 import { askForScope } from './refusal.js';
 import { LoginStore, type StoredLogin } from './store.js';
@@ -100,6 +101,5 @@ export class TokenSource {
 
 /** What the transport throws for a 401 when there is no better token: the relay reads its status. */
 async function givenUp(): Promise<Error> {
-  const { SdkErrorCode, SdkHttpError } = await import('@modelcontextprotocol/client');
-  return new SdkHttpError(SdkErrorCode.ClientHttpAuthentication, 'bermd refused the token', { status: 401 });
+  return new McpHttpError('refused the token (401), and there is no other to send', { status: 401 });
 }
