@@ -92,7 +92,7 @@ const rows = [
   { name: 'crab --help', args: () => crab('--help') },
   { name: 'crab --version', args: () => crab('--version') },
   { name: 'crab inspct (did you mean)', args: () => crab('inspct'), status: 2 },
-  { name: "  registry lgin (did you mean after a topic)", args: () => crab('registry', 'lgin'), status: 2 },
+  { name: '  registry lgin (did you mean after a topic)', args: () => crab('registry', 'lgin'), status: 2 },
 ].filter((row, r) => r === 0 || ONLY === undefined || ONLY.some((word) => row.name.includes(word)));
 
 /**
