@@ -3,7 +3,7 @@
  * SDK's batch processor and OTLP exporter, unchanged. Encoding spans in OTLP and sending them is most of
  * what a fully sampled call adds to the main thread's work, and there it runs in one piece every few
  * hundred spans, holding up every request behind it. Here, the main thread only copies each span's data
- * (span-record.ts) and posts what ended in one turn of its event loop, in one message.
+ * (span-record.ts) and posts them in batches.
  *
  * This is the tracer provider's span processor, and timed spans (timed-span.ts) end into it too.
  */
@@ -15,12 +15,17 @@ import type { ExportSetup, FromExporter, ToExporter } from './export-messages.js
 import { recordOf, type SpanRecord } from './span-record.js';
 import type { TraceConfig } from './trace-config.js';
 
-/** The most spans posted in one message: a larger turn's spans go in several, so that no copy is long. */
+/**
+ * Spans are posted in messages of this many, or what has ended within `POST_AFTER_MS` of the first
+ * still held. Each message wakes the export thread: posting every turn of a busy event loop would spend
+ * more on waking it than it saves the main thread, and no copy is long.
+ */
 const MOST_PER_MESSAGE = 256;
+const POST_AFTER_MS = 50;
 
 export class ExportThread implements SpanProcessor {
   private pending: SpanRecord[] = [];
-  private scheduled = false;
+  private timer?: NodeJS.Timeout;
   private asked = 0;
   private readonly answers = new Map<number, () => void>();
   /** The thread has exited: what ends from now on is dropped. */
@@ -68,18 +73,19 @@ export class ExportThread implements SpanProcessor {
     if (this.gone) return;
     this.pending.push(recordOf(span));
     if (this.pending.length >= MOST_PER_MESSAGE) this.post();
-    else if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.postScheduled);
-    }
+    else if (this.timer === undefined) this.timer = setTimeout(this.postHeld, POST_AFTER_MS).unref();
   }
 
-  private readonly postScheduled = (): void => {
-    this.scheduled = false;
+  private readonly postHeld = (): void => {
+    this.timer = undefined;
     this.post();
   };
 
   private post(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     if (this.pending.length === 0 || this.gone) return;
     const spans = this.pending;
     this.pending = [];
