@@ -32,10 +32,12 @@ import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BasicTracerProvider,
+  BatchSpanProcessor,
   ParentBasedSampler,
   RandomIdGenerator,
   type Sampler,
   SamplingDecision,
+  type SpanExporter,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import {
@@ -49,7 +51,6 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
-import { ExportThread } from './export-thread.js';
 import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
@@ -85,6 +86,16 @@ function samplerOf(config: TraceConfig): Sampler {
     default:
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
   }
+}
+
+/** The exporter of `config.protocol`, its package imported now: a bermd without traces never loads one. */
+async function exporterOf(config: TraceConfig): Promise<SpanExporter> {
+  if (config.protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter({ url: config.url });
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter({ url: config.url });
 }
 
 /** A URL as a span records it: no credentials, and each query value replaced, as the HTTP conventions advise. */
@@ -175,17 +186,23 @@ export class Tracing {
   }
 
   /**
-   * The tracer `config` asks for, with its export thread started and its exporter loaded there. `redact`
-   * hides secret values in text a span records.
+   * The tracer `config` asks for, its exporter loaded. `redact` hides secret values in text a span
+   * records.
    */
   static async start(config: TraceConfig, version: string, redact: (text: string) => string): Promise<Tracing> {
-    const attributes = { ...config.resource, [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: version };
-    const resource = resourceFromAttributes(attributes);
-    const scope = { name: 'bermd', version };
-    const processor = await ExportThread.start(config, attributes, scope);
+    const exporter = await exporterOf(config);
+    const resource = resourceFromAttributes({
+      ...config.resource,
+      [ATTR_SERVICE_NAME]: config.serviceName,
+      [ATTR_SERVICE_VERSION]: version,
+    });
+    const processor = new BatchSpanProcessor(
+      exporter,
+      config.scheduleDelayMs === undefined ? {} : { scheduledDelayMillis: config.scheduleDelayMs },
+    );
     const sampler = samplerOf(config);
     const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
-    const sink: TimedSpanSink = { processor, resource, scope, ids: new RandomIdGenerator() };
+    const sink: TimedSpanSink = { processor, resource, scope: { name: 'bermd', version }, ids: new RandomIdGenerator() };
     return new Tracing(config, provider, sampler, sink, redact);
   }
 
