@@ -4,7 +4,7 @@
 //
 // - dist/runtime/ajv-bundle.cjs: ajv's 2020-12 class and its standalone generator as one CommonJS file
 //   (runtime/ajv.ts loads it), in place of ajv's ninety files, each resolved and read on its own; and
-//   beside it its V8 code cache (ajv-bundle.cjs.cache, runtime/code-cache.ts), made after compiling a
+//   beside it its V8 code cache (ajv-bundle.cjs.v8-VERSION.cache, runtime/code-cache.ts), made after compiling a
 //   harness's validators, which is what a start runs of it.
 // - dist/runtime/embedded-bundle.js: the embedded runtime's door (dist/embedded/index.js) with every module
 //   of bermd, @berm/manifest and @berm/protocol it imports, as one ES module; `bermd/runtime` loads it

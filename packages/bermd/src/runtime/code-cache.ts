@@ -1,6 +1,6 @@
 /**
  * A CommonJS bundle the build wrote (scripts/bundle.js) loaded with the V8 code cache the build wrote
- * beside it (`<bundle>.cache`): V8 then takes the bundle's compiled code from the cache rather than
+ * beside it (`codeCachePath`): V8 then takes the bundle's compiled code from the cache rather than
  * parsing and compiling it again, in each process, function by function as it runs. Node 22 caches
  * compiled modules itself (`module.enableCompileCache`); Node 20, which bermd supports, does not, so
  * the bundles a command's start compiles most of (the embedded runtime's, ajv's) are loaded so.
@@ -9,18 +9,28 @@
  * one made by another V8 or under other flags, and then compiles the bundle as `require` would. Either
  * way the module is the bundle's code, run once, as `require` runs it.
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 
 /** Node's own wrapper of a CommonJS module's code. */
 const WRAPPER = ['(function (exports, require, module, __filename, __dirname) { ', '\n});'] as const;
 
+/**
+ * Where `file`'s code cache is, for the V8 running: named by its version, since another V8 refuses a
+ * cache (the tests run the build's bundles under Node 22 and 24 too), and reading one only to have it
+ * refused would cost the start what the cache saves.
+ */
+export function codeCachePath(file: string): string {
+  return `${file}.v8-${process.versions.v8}.cache`;
+}
+
 function cacheOf(file: string): Buffer | undefined {
+  const cache = codeCachePath(file);
   try {
-    if (statSync(`${file}.cache`).mtimeMs < statSync(file).mtimeMs) return undefined;
-    return readFileSync(`${file}.cache`);
+    if (statSync(cache).mtimeMs < statSync(file).mtimeMs) return undefined;
+    return readFileSync(cache);
   } catch {
     return undefined;
   }
@@ -54,5 +64,11 @@ export function requireBundle(file: string): unknown {
  */
 export async function writeCodeCache(file: string, warm: (exports: unknown) => unknown): Promise<void> {
   await warm(requireBundle(file));
-  writeFileSync(`${file}.cache`, loaded.get(file)!.script.createCachedData());
+  const own = codeCachePath(file);
+  // Another Node's cache of an older bundle would only be refused: it goes.
+  const prefix = `${basename(file)}.v8-`;
+  for (const name of readdirSync(dirname(file)))
+    if (name.startsWith(prefix) && name.endsWith('.cache') && join(dirname(file), name) !== own)
+      rmSync(join(dirname(file), name), { force: true });
+  writeFileSync(own, loaded.get(file)!.script.createCachedData());
 }
