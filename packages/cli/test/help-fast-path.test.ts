@@ -147,9 +147,13 @@ describe('help without oclif', { timeout: LONG }, () => {
 const SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout?.includes('util-linux') ? 'script' : undefined;
 
 describe.skipIf(SCRIPT === undefined)('help on a terminal', { timeout: LONG }, () => {
-  // What colour and width are is the terminal's to say.
+  // What colour and width are is the terminal's to say, as at a user's: not the CI run's (supports-color
+  // takes `CI` and the CI services' own variables to mean no colour on a terminal, which oclif then shows
+  // plain, and the fast path with it, through oclif's Help rather than a built text).
   const terminalEnv = { ...process.env };
-  for (const name of ['FORCE_COLOR', 'NO_COLOR', 'OCLIF_COLUMNS', 'COLUMNS']) delete terminalEnv[name];
+  const ciSigns = ['CI', 'CI_NAME', 'GITHUB_ACTIONS', 'GITEA_ACTIONS', 'GITLAB_CI', 'CIRCLECI', 'TRAVIS', 'APPVEYOR', 'BUILDKITE', 'DRONE'];
+  for (const name of ['FORCE_COLOR', 'NO_COLOR', 'OCLIF_COLUMNS', 'COLUMNS', 'TEAMCITY_VERSION', 'TF_BUILD', ...ciSigns])
+    delete terminalEnv[name];
 
   /** `args` run on a terminal `columns` wide: what it showed, the exit status, and the way it was answered. */
   function onTerminal(
