@@ -58,33 +58,25 @@ const commonJs = {
   define: { 'import.meta.url': 'import_meta_url' },
 };
 
-await build({
-  entryPoints: [dist('embedded/index.js')],
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  outfile: dist('runtime/embedded-bundle.cjs'),
-  minifyWhitespace: true,
-  minifySyntax: true,
-  sourcemap: true,
-  plugins: [workspaceOnly],
-  logLevel: 'warning',
-  ...commonJs,
-});
+/** `entry` (a module of dist/) and the workspace's modules it imports, as one CommonJS file at `outfile`. */
+function bundleWorkspace(entry, outfile) {
+  return build({
+    entryPoints: [dist(entry)],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    outfile: dist(outfile),
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcemap: true,
+    plugins: [workspaceOnly],
+    logLevel: 'warning',
+    ...commonJs,
+  });
+}
 
-await build({
-  entryPoints: [dist('runtime/worker.js')],
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  outfile: dist('runtime/worker-bundle.cjs'),
-  minifyWhitespace: true,
-  minifySyntax: true,
-  sourcemap: true,
-  plugins: [workspaceOnly],
-  logLevel: 'warning',
-  ...commonJs,
-});
+await bundleWorkspace('embedded/index.js', 'runtime/embedded-bundle.cjs');
+await bundleWorkspace('runtime/worker.js', 'runtime/worker-bundle.cjs');
 
 // A module that finds a file relative to itself would look for it beside the bundle instead: only those
 // whose files are in dist/runtime/ may be in it. The manifest's schema (schema.js) is one that is not,
