@@ -9,30 +9,18 @@
 // The program's name is rendered as a stand-in of its length (all its names having one length) and put in
 // by the fast path, as the root help's VERSION line is; the texts then serve both names.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 
 const [, , from, to, bin, userAgent] = process.argv;
-const { Config, Plugin } = await import('@oclif/core');
+const { loadConfig } = await import('./oclif-config.js');
 const { Help } = await import('@oclif/core/help');
 const { namesOwnCommand } = await import('../dist/fast-path/plugins.js');
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const pjson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const named = { ...pjson, oclif: { ...pjson.oclif, bin, binAliases: [] } };
 
 /** The Config bin/run.js gives oclif: the root plugin, and the plugins package.json lists when `withPlugins`. */
 async function load(withPlugins) {
-  const rootPlugin = new Plugin({ root, pjson: named, isRoot: true });
-  await rootPlugin.load();
-  const plugins = new Map([[rootPlugin.name, rootPlugin]]);
-  if (withPlugins) {
-    for (const name of pjson.oclif.plugins ?? []) {
-      const child = new Plugin({ root, name, type: 'core', parent: rootPlugin });
-      await child.load();
-      plugins.set(child.name, child);
-    }
-  }
-  const config = await Config.load({ root, pjson: named, plugins });
+  const { config, rootPlugin } = await loadConfig(named, withPlugins);
   config.userAgent = userAgent;
   return { config, own: { commandIDs: rootPlugin.commandIDs, topics: rootPlugin.topics.map((t) => t.name) } };
 }

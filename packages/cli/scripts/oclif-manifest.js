@@ -15,7 +15,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { brotliCompressSync, constants } from 'node:zlib';
-import { Config, Plugin } from '@oclif/core';
+import { Plugin } from '@oclif/core';
+import { loadConfig } from './oclif-config.js';
 
 const run = promisify(execFile);
 
@@ -46,17 +47,7 @@ function indexOf(command) {
 
 /** What oclif's Config holds, as bin/run.js loads it: the root plugin, and the listed plugins when `withPlugins`. */
 async function view(withPlugins) {
-  const rootPlugin = new Plugin({ root, pjson, isRoot: true });
-  await rootPlugin.load();
-  const plugins = new Map([[rootPlugin.name, rootPlugin]]);
-  if (withPlugins) {
-    for (const name of pjson.oclif.plugins ?? []) {
-      const child = new Plugin({ root, name, type: 'core', parent: rootPlugin });
-      await child.load();
-      plugins.set(child.name, child);
-    }
-  }
-  const config = await Config.load({ root, pjson, plugins });
+  const { config } = await loadConfig(pjson, withPlugins);
   const hooks = {};
   for (const p of config.plugins.values()) {
     for (const [event, list] of Object.entries(p.hooks ?? {})) hooks[event] = (hooks[event] ?? 0) + list.length;
