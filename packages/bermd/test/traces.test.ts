@@ -58,6 +58,20 @@ function traceWith(receiver: OtlpReceiver, traceId: string, name: string): Promi
   });
 }
 
+/** A 2026-07-28 call of `a.call` on `d`, relaying to `b.fetch` of the upstream, under the trace `traceId`. */
+async function fetchUnder(d: RunningDaemon, w: World, traceId: string): Promise<void> {
+  await post(d.url, modernHeaders('tools/call', 'a.call'), {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'a.call',
+      arguments: { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo` } },
+      _meta: envelope({ traceparent: traceparent(traceId) }),
+    },
+  });
+}
+
 function one(spans: ReceivedSpan[], name: string): ReceivedSpan {
   const found = spans.filter((s) => s.name === name);
   expect(found, `spans named ${name} among ${spans.map((s) => s.name).join(', ')}`).toHaveLength(1);
@@ -364,16 +378,7 @@ describe('traces', { timeout: 60_000 }, () => {
     );
     try {
       const traceId = 'dddd0000dddd0000dddd0000dddd0000';
-      await post(j.url, modernHeaders('tools/call', 'a.call'), {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'a.call',
-          arguments: { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo` } },
-          _meta: envelope({ traceparent: traceparent(traceId) }),
-        },
-      });
+      await fetchUnder(j, w, traceId);
       const spans = await traceWith(json, traceId, 'GET');
       expect(one(spans, 'GET').kind).toBe(SPAN_KIND.client);
       expect(json.encodings.every((t) => t.startsWith('application/json'))).toBe(true);
@@ -392,16 +397,7 @@ describe('traces', { timeout: 60_000 }, () => {
     const s = await bermd(w, { OTEL_EXPORTER_OTLP_ENDPOINT: held.url });
     try {
       const traceId = 'eeee0000eeee0000eeee0000eeee0000';
-      await post(s.url, modernHeaders('tools/call', 'a.call'), {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'a.call',
-          arguments: { program: 'b', tool: 'fetch', args: { url: `http://${w.api}/echo` } },
-          _meta: envelope({ traceparent: traceparent(traceId) }),
-        },
-      });
+      await fetchUnder(s, w, traceId);
       await s.stop();
       const names = held.spans.filter((span) => span.traceId === traceId).map((span) => span.name);
       expect(names).toEqual(expect.arrayContaining(['tools/call a.call', 'bermd.run a.call', 'berm.call b.fetch', 'GET']));
