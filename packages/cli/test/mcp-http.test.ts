@@ -306,21 +306,30 @@ function envelope(extra: Record<string, unknown> = {}, version = MODERN): Record
   };
 }
 
-/** The 2025-11-25 exchange: a session opened after a 401, its stream, a list, calls, a cancellation, refusals, its end. */
-async function sessionRun(make: (url: URL, t: ReturnType<typeof tokens>) => Link): Promise<Run> {
+/**
+ * What both exchanges start from: a recording server, the link `make` gives toward it with tokens that
+ * give `first` then `next`, and where what comes back is kept: the messages passed on, the failures of
+ * sends (`attempt`), the streams ended.
+ */
+async function openRun(make: (url: URL, t: ReturnType<typeof tokens>) => Link, first: string, next: string) {
   const server = new Recorder();
   await server.start();
-  const t = tokens('stale', 'fresh');
+  const t = tokens(first, next);
   const link = make(server.url, t);
   const inbox = new Inbox();
-  const { messages } = inbox;
-  const arrival = (match: (m: Message) => boolean): Promise<void> => inbox.arrival(match);
   const failures: Record<string, unknown>[] = [];
   const streamsEnded: string[] = [];
   link.onmessage = (m) => inbox.push(m);
+  const arrival = (match: (m: Message) => boolean): Promise<void> => inbox.arrival(match);
   const attempt = async (message: Message, options?: Parameters<Link['send']>[1]): Promise<void> => {
     await link.send(message, options).catch((e: unknown) => failures.push(failure(e)));
   };
+  return { server, t, link, messages: inbox.messages, arrival, failures, streamsEnded, attempt };
+}
+
+/** The 2025-11-25 exchange: a session opened after a 401, its stream, a list, calls, a cancellation, refusals, its end. */
+async function sessionRun(make: (url: URL, t: ReturnType<typeof tokens>) => Link): Promise<Run> {
+  const { server, link, messages, arrival, failures, streamsEnded, attempt } = await openRun(make, 'stale', 'fresh');
   try {
     await link.start();
     await attempt(init(1));
@@ -363,19 +372,7 @@ async function sessionRun(make: (url: URL, t: ReturnType<typeof tokens>) => Link
 
 /** The 2026-07-28 exchange: requests standing alone, their headers from their `_meta`, listens, a cancellation by closing, refusals. */
 async function statelessRun(make: (url: URL, t: ReturnType<typeof tokens>) => Link): Promise<Run> {
-  const server = new Recorder();
-  await server.start();
-  const t = tokens('fresh', 'refused-again');
-  const link = make(server.url, t);
-  const inbox = new Inbox();
-  const { messages } = inbox;
-  const arrival = (match: (m: Message) => boolean): Promise<void> => inbox.arrival(match);
-  const failures: Record<string, unknown>[] = [];
-  const streamsEnded: string[] = [];
-  link.onmessage = (m) => inbox.push(m);
-  const attempt = async (message: Message, options?: Parameters<Link['send']>[1]): Promise<void> => {
-    await link.send(message, options).catch((e: unknown) => failures.push(failure(e)));
-  };
+  const { server, t, link, messages, arrival, failures, streamsEnded, attempt } = await openRun(make, 'fresh', 'refused-again');
   try {
     await link.start();
     await attempt({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope() } });
