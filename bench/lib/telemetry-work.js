@@ -89,8 +89,9 @@ function call(i, gen, metrics, tracing) {
 
 /** CPU µs the main thread has used (Linux, to 10 ms; elsewhere every thread's). */
 function mainThreadUs() {
+  if (process.platform === 'linux') return cpuUs(process.pid, process.pid);
   const { user, system } = process.cpuUsage();
-  return process.platform === 'linux' ? cpuUs(process.pid, process.pid) : user + system;
+  return user + system;
 }
 
 /** CPU µs per call of `calls` calls, on the main thread. */
