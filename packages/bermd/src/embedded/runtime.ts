@@ -60,6 +60,13 @@ export interface EmbeddedOptions {
    * starts itself: the limits travel with each call.
    */
   workers?: StartedWorkers;
+  /**
+   * Runs on the caller's thread each call that reaches no host call served off the guest's thread (every
+   * call of an image that imports neither `berm.http.*` nor an ask), with the same limits, its time limit
+   * kept by V8's watchdog; the others on worker threads, started when one comes (`RunnerOptions.inline`).
+   * For a command that runs a call and ends, where a thread's start costs more than the call.
+   */
+  inline?: boolean;
 }
 
 /** One image to load: its harness name and its bytes. */
@@ -134,6 +141,7 @@ export class EmbeddedRuntime {
       threads: { min: 1, max: workersFor(maxConcurrency) },
       hostServices: services,
       started: options.workers,
+      inline: options.inline,
     });
     this.catalog = new ToolCatalog(options.toolSeparator ?? DEFAULT_TOOL_SEPARATOR);
   }

@@ -14,7 +14,7 @@ import type { CallError } from './errors.js';
 import type { FairQueue, Turn } from './fair-queue.js';
 import type { HostEnvelope } from './host-call.js';
 import type { HostTrace } from './http-fetch.js';
-import type { WorkerPool } from './pool.js';
+import type { TaskPool } from './pool.js';
 import { type SignalLike, Stop } from './stop.js';
 import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
 
@@ -203,7 +203,7 @@ export class Call {
    * what it ran, settled with its task's result or with undefined when it stopped before it got a worker.
    * Its clock starts now: a call that waits for a worker spends its own time limit doing so.
    */
-  enter(queue: FairQueue, pool: WorkerPool<Task, TaskResult>): Promise<TaskResult | undefined> | undefined {
+  enter(queue: FairQueue, pool: TaskPool<Task, TaskResult>): Promise<TaskResult | undefined> | undefined {
     const ran = new Promise<TaskResult | undefined>((resolve, reject) => {
       this.settle = resolve;
       this.fail = reject;
@@ -213,7 +213,7 @@ export class Call {
     // worker does not wait for the freeing call's continuation to run.
     const turn = queue.enter(this.entry.name, this.entry.maxConcurrency, () => {
       if (this.begin())
-        pool.run(this.task, this.stop).then(
+        pool.run(this.task, this.stop, this.remainingMs()).then(
           (result) => this.ended(result),
           (e: unknown) => this.broke(e),
         );

@@ -47,6 +47,17 @@ export class TaskStopped extends Error {
   override name = 'TaskStopped';
 }
 
+/**
+ * What a call's task is run by: a pool of worker threads (`WorkerPool`), or the runner's own thread
+ * (`InlinePool`, inline.ts). `run` settles with the task's result, or rejects with `TaskStopped` once
+ * `stop` fires while it runs; `timeoutMs` is how long it may run, which a pool that cannot end the task's
+ * thread keeps itself (the caller fires `stop` by then).
+ */
+export interface TaskPool<T, R> {
+  run(task: T, stop: Stop, timeoutMs: number): Promise<R>;
+  destroy(): Promise<void>;
+}
+
 /** What the pool gives each worker thread (its `workerData`). */
 interface WorkerSide {
   port: MessagePort;
@@ -162,7 +173,7 @@ function isReply(message: unknown): message is WorkerReply<unknown> {
   return kind === 'result' || kind === 'failure' || kind === 'ready';
 }
 
-export class WorkerPool<T, R> {
+export class WorkerPool<T, R> implements TaskPool<T, R> {
   private readonly workers = new Set<PoolWorker<R>>();
   private readonly idle: PoolWorker<R>[] = [];
   private readonly replies: Int32Array;

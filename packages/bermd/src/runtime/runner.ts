@@ -3,7 +3,10 @@
  *
  * Guest code never runs on the main thread: a pool of worker threads (pool.ts) runs each call, and a
  * call that outlives `callTimeoutMs` is stopped, which makes the pool terminate that worker (the only way
- * to stop a guest spinning in a loop) while the other workers keep serving. Which call gets a worker is
+ * to stop a guest spinning in a loop) while the other workers keep serving. A runner made `inline` (for a
+ * command that runs a call and ends, where a thread's start costs more than the call) runs on its own
+ * thread the calls that reach no host call served off the guest's thread, each stopped at its limit by
+ * V8's watchdog (inline.ts), and the others on workers started when first needed. Which call gets a worker is
  * decided in front of the pool, fairly between harnesses (fair-queue.ts); the pool is handed only calls
  * that may run. The runner checks what a call names and carries, then takes it through its steps (a
  * `Call`, call.ts). A call's clock starts when it is accepted, so time spent waiting for a worker counts
@@ -24,7 +27,8 @@ import { DeployedSet, type HarnessInput, PreparedHarness, positiveInteger, prepa
 import { Call, type CallOptions, type CallOutcome, type Reached } from './call.js';
 import { isRunnerError, notPermitted, RunnerError, type CallError } from './errors.js';
 import { FairQueue } from './fair-queue.js';
-import { type StartedWorkers, WorkerPool } from './pool.js';
+import { InlinePool, runsInline } from './inline.js';
+import { type PoolOptions, type StartedWorkers, type TaskPool, WorkerPool } from './pool.js';
 import { workerScriptPath } from './worker-script.js';
 import type { HostEnvelope } from './host-call.js';
 import { answerWorker, ASK_HOST_CALLS, type HostService } from './http-fetch.js';
@@ -70,6 +74,14 @@ export interface RunnerOptions {
    * will run calls starts them before it imports and prepares the rest. They count towards `threads`.
    */
   started?: StartedWorkers;
+  /**
+   * Runs on this thread the calls whose programs import no host call served off the guest's thread
+   * (`ASYNC_HOST_CALLS`, `ASK_HOST_CALLS`), each stopped at its time limit by V8's watchdog rather than by
+   * terminating its worker (inline.ts); workers are started only for the others, when one comes (or at
+   * once when `started` gives some). For a process that runs a call or two and ends; a daemon, whose
+   * calls must not wait on one another, leaves it off.
+   */
+  inline?: boolean;
 }
 
 /**
@@ -140,7 +152,10 @@ export class ToolRunner {
   readonly maxQueue: number;
   /** The pool's size: the most calls running at once. */
   readonly workers: number;
-  private readonly pool: WorkerPool<Task, TaskResult>;
+  /** Made when the runner is, unless it runs inline, when it is made for the first call that needs a worker. */
+  private pool?: WorkerPool<Task, TaskResult>;
+  private readonly poolOptions: PoolOptions;
+  private readonly inlinePool?: InlinePool;
   private readonly queue: FairQueue;
   private readonly deployed: DeployedSet;
   private readonly calls = new Map<number, Call>();
@@ -175,7 +190,7 @@ export class ToolRunner {
     this.onResourceUpdated = options.onResourceUpdated;
     this.hostServices = options.hostServices ?? new Map();
     this.onCallEnd = options.onCallEnd;
-    this.pool = new WorkerPool<Task, TaskResult>({
+    this.poolOptions = {
       filename: workerScript(),
       // Kept alive even when idle: enough for a harness at its limit and one call of another, so a worker
       // terminated under a runaway call is replaced at once rather than when the next call needs it.
@@ -186,7 +201,16 @@ export class ToolRunner {
       idleTimeoutMs: 30_000,
       onMessage: (message) => this.onWorkerMessage(message as WorkerMessage),
       started: options.started,
-    });
+    };
+    if (options.inline === true) this.inlinePool = new InlinePool((message) => this.onWorkerMessage(message as WorkerMessage));
+    if (this.inlinePool === undefined || options.started !== undefined) this.pool = new WorkerPool(this.poolOptions);
+  }
+
+  /** Where `call` runs: on this thread when the runner is inline and the call reaches nothing served off it, else on a worker. */
+  private poolFor(call: Call): TaskPool<Task, TaskResult> {
+    if (this.inlinePool !== undefined && runsInline(call.programs)) return this.inlinePool;
+    this.pool ??= new WorkerPool<Task, TaskResult>(this.poolOptions);
+    return this.pool;
   }
 
   /** Caps the image's memory at this runner's limit and compiles it: what a deploy should store in `HarnessInput.module`. */
@@ -265,7 +289,7 @@ export class ToolRunner {
 
   private async run(call: Call, harness: string, tool: string, options: CallOptions): Promise<CallOutcome> {
     this.calls.set(call.id, call);
-    const ran = call.enter(this.queue, this.pool);
+    const ran = call.enter(this.queue, this.poolFor(call));
     if (ran === undefined) {
       this.calls.delete(call.id);
       this.onCallEnd?.(harness, tool, 'busy', undefined, undefined);
@@ -288,6 +312,11 @@ export class ToolRunner {
     return call.answer(outcome);
   }
 
+  /** Worker threads alive: none for an inline runner until a call needs one (inline.ts). */
+  get liveThreads(): number {
+    return this.pool?.size ?? 0;
+  }
+
   /** Busy workers and the calls waiting for one, by harness: what the daemon's gauges read. */
   load(): { busy: number; waiting: ReadonlyMap<string, number> } {
     return { busy: this.queue.active, waiting: this.queue.waitingByHarness() };
@@ -305,7 +334,7 @@ export class ToolRunner {
     if (this.closed) return;
     this.closed = true;
     for (const call of this.calls.values()) if (call.waiting) call.stop.abort();
-    await this.pool.destroy();
+    await Promise.all([this.pool?.destroy(), this.inlinePool?.destroy()]);
   }
 
   /** The call, once its harness, its tool and its arguments are found good; else why it is refused. */

@@ -27,9 +27,13 @@ export interface RunFlags {
 }
 
 export async function runTool(parsed: Parsed<{ image: string; tool: string }, RunFlags>, ctx: CommandContext): Promise<ToolAnswerDocument> {
-  // The call's worker thread starts first, before the runtime is imported and the image admitted, so that
-  // its start runs on another core meanwhile; the runtime takes it as its own, and it is ended here when
-  // the run stops before that.
+  // With no syscall served, the call runs on this thread (the runtime's `inline`): a worker's start would
+  // cost more than the call, in a process that runs one. A call that reaches a syscall still runs on a
+  // worker (the refusal it gets is given from this thread while the guest waits), started when it comes.
+  // With a syscall served, the worker starts first, before the runtime is imported and the image admitted,
+  // so that its start runs on another core meanwhile; the runtime takes it as its own, and it is ended
+  // here when the run stops before that.
+  if ((parsed.flags.serve ?? []).length === 0) return runOn(undefined, parsed, ctx);
   const workers = startWorkers(1);
   try {
     return await runOn(workers, parsed, ctx);
@@ -39,7 +43,7 @@ export async function runTool(parsed: Parsed<{ image: string; tool: string }, Ru
 }
 
 async function runOn(
-  workers: StartedWorkers,
+  workers: StartedWorkers | undefined,
   { args, argv, flags }: Parsed<{ image: string; tool: string }, RunFlags>,
   ctx: CommandContext,
 ): Promise<ToolAnswerDocument> {
@@ -75,6 +79,7 @@ async function runOn(
       serve: flags.serve,
       secrets,
       workers,
+      inline: workers === undefined,
     });
   } catch (e) {
     // A refusal of an image is the one a deploy would give: its code and words, and which image.

@@ -1,0 +1,82 @@
+/**
+ * `InlinePool`: runs a runner's tasks on the runner's own thread, for a process that runs a call or two
+ * and then ends (`crab run`), where starting a worker thread costs more than the call. The task runs as a
+ * worker runs it (task.ts), and its time limit is kept by V8's watchdog: `vm`'s `timeout` terminates the
+ * script running past it, as terminating a worker does, wherever the guest is (a loop, a host call). The
+ * call's own timer, due by then, stops the call, which answers as a worker's termination makes it answer.
+ *
+ * What it cannot serve is a host call forwarded off the guest's thread (`berm.http.fetch`, an ask): the
+ * guest would wait for an answer the thread it waits on is to give. The runner sends a call that can
+ * reach one to its workers instead (runner.ts), so this pool never sees one.
+ *
+ * The messages a task posts are delivered when it ends (or is stopped), before its result, as a worker's
+ * are: the main thread has every message of a call once its result is in.
+ */
+import { createContext, Script } from 'node:vm';
+import { ASK_HOST_CALLS, ASYNC_HOST_CALLS } from './http-fetch.js';
+import { TaskStopped, type TaskPool } from './pool.js';
+import type { Stop } from './stop.js';
+import { runTask } from './task.js';
+import type { ProgramPayload, Task, TaskResult } from './worker-messages.js';
+
+const FORWARDED: ReadonlySet<string> = new Set([...ASYNC_HOST_CALLS, ...ASK_HOST_CALLS]);
+const forwards = new WeakMap<WebAssembly.Module, boolean>();
+
+/** Whether a task carrying `programs` can run here: none of them imports a host call forwarded off the guest's thread. */
+export function runsInline(programs: readonly ProgramPayload[]): boolean {
+  return programs.every(({ module }) => {
+    let imports = forwards.get(module);
+    if (imports === undefined) {
+      imports = WebAssembly.Module.imports(module).some((i) => i.kind === 'function' && FORWARDED.has(`${i.module}.${i.name}`));
+      forwards.set(module, imports);
+    }
+    return !imports;
+  });
+}
+
+/** A script that only calls what `run` holds: the watchdog's timeout is an option of running a script. */
+const CALL = new Script('run()', { filename: 'bermd-inline-call' });
+
+export class InlinePool implements TaskPool<Task, TaskResult> {
+  private readonly context = createContext({ run: undefined as (() => TaskResult) | undefined });
+  private closed = false;
+
+  constructor(private readonly onMessage: (message: unknown) => void) {}
+
+  /**
+   * Runs `task` once the caller's turn is over (after it has armed its own timer), for at most `timeoutMs`;
+   * rejects with `TaskStopped` when `stop` fired first, or, past the limit, once the call's timer has fired it.
+   */
+  run(task: Task, stop: Stop, timeoutMs: number): Promise<TaskResult> {
+    return new Promise<TaskResult>((resolve, reject) => {
+      queueMicrotask(() => {
+        if (this.closed) return reject(new TaskStopped('the pool is closed'));
+        if (stop.aborted) return reject(new TaskStopped('the task was stopped before it started'));
+        const messages: unknown[] = [];
+        let result: TaskResult;
+        this.context.run = () => runTask(task, (message) => messages.push(message));
+        try {
+          result = CALL.runInContext(this.context, { timeout: Math.max(1, Math.ceil(timeoutMs)) }) as TaskResult;
+        } catch (e) {
+          for (const message of messages) this.onMessage(message);
+          // A worker's failure reaches the pool as its message alone (pool.ts): so does this one.
+          if ((e as { code?: unknown } | null)?.code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT')
+            return reject(new Error(e instanceof Error ? e.message : String(e)));
+          const stopped = (): void => reject(new TaskStopped('the task was stopped'));
+          if (stop.aborted) stopped();
+          else stop.addEventListener('abort', stopped);
+          return;
+        } finally {
+          this.context.run = undefined;
+        }
+        for (const message of messages) this.onMessage(message);
+        resolve(result);
+      });
+    });
+  }
+
+  /** No thread to end: a task under way has already ended (this thread is the one closing). */
+  async destroy(): Promise<void> {
+    this.closed = true;
+  }
+}
