@@ -12,7 +12,7 @@
  * The messages a task posts are delivered when it ends (or is stopped), before its result, as a worker's
  * are: the main thread has every message of a call once its result is in.
  */
-import { createContext, Script } from 'node:vm';
+import { Script } from 'node:vm';
 import { ASK_HOST_CALLS, ASYNC_HOST_CALLS } from './http-fetch.js';
 import { TaskStopped, type TaskPool } from './pool.js';
 import type { Stop } from './stop.js';
@@ -34,11 +34,16 @@ export function runsInline(programs: readonly ProgramPayload[]): boolean {
   });
 }
 
-/** A script that only calls what `run` holds: the watchdog's timeout is an option of running a script. */
-const CALL = new Script('run()', { filename: 'bermd-inline-call' });
+/**
+ * Where the task's function is while it runs, for a script that only calls it: the watchdog's timeout is an
+ * option of running a script. A slot of this realm's global, keyed by a symbol no guest or module names,
+ * rather than a context of its own, which V8 would build (a global object and its built-ins) for a call.
+ */
+const SLOT = Symbol.for('bermd.inline.task');
+const CALL = new Script(`globalThis[Symbol.for(${JSON.stringify(SLOT.description)})]()`, { filename: 'bermd-inline-call' });
+const slot = globalThis as unknown as Record<symbol, (() => TaskResult) | undefined>;
 
 export class InlinePool implements TaskPool<Task, TaskResult> {
-  private readonly context = createContext({ run: undefined as (() => TaskResult) | undefined });
   private closed = false;
 
   constructor(private readonly onMessage: (message: unknown) => void) {}
@@ -54,9 +59,9 @@ export class InlinePool implements TaskPool<Task, TaskResult> {
         if (stop.aborted) return reject(new TaskStopped('the task was stopped before it started'));
         const messages: unknown[] = [];
         let result: TaskResult;
-        this.context.run = () => runTask(task, (message) => messages.push(message));
+        slot[SLOT] = () => runTask(task, (message) => messages.push(message));
         try {
-          result = CALL.runInContext(this.context, { timeout: Math.max(1, Math.ceil(timeoutMs)) }) as TaskResult;
+          result = CALL.runInThisContext({ timeout: Math.max(1, Math.ceil(timeoutMs)) }) as TaskResult;
         } catch (e) {
           for (const message of messages) this.onMessage(message);
           // A worker's failure reaches the pool as its message alone (pool.ts): so does this one.
@@ -67,7 +72,7 @@ export class InlinePool implements TaskPool<Task, TaskResult> {
           else stop.addEventListener('abort', stopped);
           return;
         } finally {
-          this.context.run = undefined;
+          delete slot[SLOT];
         }
         for (const message of messages) this.onMessage(message);
         resolve(result);
