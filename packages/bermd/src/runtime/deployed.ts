@@ -6,6 +6,7 @@
 import type { ManifestData } from '@berm/manifest';
 import { ASK_SYSCALLS, HOST_CALL, toolExport } from '@berm/protocol';
 import { RunnerError } from './errors.js';
+import { ASK_HOST_CALLS, ASYNC_HOST_CALLS } from './http-fetch.js';
 import { compileValidators, type HarnessValidators } from './validators.js';
 import type { ProgramPayload } from './worker-messages.js';
 
@@ -46,6 +47,8 @@ export class PreparedHarness {
     readonly callsOthers: boolean,
     /** It imports `berm.emit`: its tasks carry its event validators. */
     readonly emits: boolean,
+    /** It imports a host call served off the guest's thread (`ASYNC_HOST_CALLS`, `ASK_HOST_CALLS`): its instances cannot run inline (inline.ts). */
+    readonly forwards: boolean,
   ) {}
 }
 
@@ -61,6 +64,8 @@ export interface Entry {
   full?: ProgramPayload;
   callsOthers: boolean;
   needsChecks: boolean;
+  /** `PreparedHarness.forwards`. */
+  forwards: boolean;
   callTimeoutMs: number;
   maxConcurrency: number;
   context: unknown;
@@ -81,6 +86,9 @@ export function positiveInteger(name: string, value: number, min: number): numbe
   return value;
 }
 
+/** The host calls whose work the main thread does while the guest waits. */
+const FORWARDED: readonly string[] = [...ASYNC_HOST_CALLS, ...ASK_HOST_CALLS];
+
 /**
  * Everything about a harness that can fail, done without touching the deployed set: the manifest's
  * tools are checked against the module's exports, and validators for every tool's arguments and every
@@ -99,6 +107,7 @@ export function prepareHarness(harness: HarnessInput): PreparedHarness {
     compileValidators(manifest, harness.lazyValidators === true),
     imported.has(HOST_CALL.call),
     imported.has(HOST_CALL.emit),
+    FORWARDED.some((name) => imported.has(name)),
   );
 }
 
@@ -142,6 +151,7 @@ export class DeployedSet {
       bare,
       callsOthers: prepared.callsOthers,
       needsChecks: prepared.callsOthers || prepared.emits,
+      forwards: prepared.forwards,
       callTimeoutMs,
       maxConcurrency,
       context: prepared.input.context,

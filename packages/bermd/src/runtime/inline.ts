@@ -7,32 +7,16 @@
  *
  * What it cannot serve is a host call forwarded off the guest's thread (`berm.http.fetch`, an ask): the
  * guest would wait for an answer the thread it waits on is to give. The runner sends a call that can
- * reach one to its workers instead (runner.ts), so this pool never sees one.
+ * reach one to its workers instead (runner.ts, by `PreparedHarness.forwards`), so this pool never sees one.
  *
  * The messages a task posts are delivered when it ends (or is stopped), before its result, as a worker's
  * are: the main thread has every message of a call once its result is in.
  */
 import { Script } from 'node:vm';
-import { ASK_HOST_CALLS, ASYNC_HOST_CALLS } from './http-fetch.js';
 import { TaskStopped, type TaskPool } from './pool.js';
 import type { Stop } from './stop.js';
 import { runTask } from './task.js';
-import type { ProgramPayload, Task, TaskResult } from './worker-messages.js';
-
-const FORWARDED: ReadonlySet<string> = new Set([...ASYNC_HOST_CALLS, ...ASK_HOST_CALLS]);
-const forwards = new WeakMap<WebAssembly.Module, boolean>();
-
-/** Whether a task carrying `programs` can run here: none of them imports a host call forwarded off the guest's thread. */
-export function runsInline(programs: readonly ProgramPayload[]): boolean {
-  return programs.every(({ module }) => {
-    let imports = forwards.get(module);
-    if (imports === undefined) {
-      imports = WebAssembly.Module.imports(module).some((i) => i.kind === 'function' && FORWARDED.has(`${i.module}.${i.name}`));
-      forwards.set(module, imports);
-    }
-    return !imports;
-  });
-}
+import type { Task, TaskResult } from './worker-messages.js';
 
 /**
  * Where the task's function is while it runs, for a script that only calls it: the watchdog's timeout is an

@@ -1,7 +1,7 @@
 /**
  * `ToolRunner`: calls a deployed harness's tools, each call in a fresh instance on a worker thread.
  *
- * Guest code never runs on the main thread: a pool of worker threads (pool.ts) runs each call, and a
+ * Guest code runs off the main thread: a pool of worker threads (pool.ts) runs each call, and a
  * call that outlives `callTimeoutMs` is stopped, which makes the pool terminate that worker (the only way
  * to stop a guest spinning in a loop) while the other workers keep serving. A runner made `inline` (for a
  * command that runs a call and ends, where a thread's start costs more than the call) runs on its own
@@ -27,7 +27,7 @@ import { DeployedSet, type HarnessInput, PreparedHarness, positiveInteger, prepa
 import { Call, type CallOptions, type CallOutcome, type Reached } from './call.js';
 import { isRunnerError, notPermitted, RunnerError, type CallError } from './errors.js';
 import { FairQueue } from './fair-queue.js';
-import { InlinePool, runsInline } from './inline.js';
+import { InlinePool } from './inline.js';
 import { type PoolOptions, type StartedWorkers, type TaskPool, WorkerPool } from './pool.js';
 import { workerScriptPath } from './worker-script.js';
 import type { HostEnvelope } from './host-call.js';
@@ -208,7 +208,7 @@ export class ToolRunner {
 
   /** Where `call` runs: on this thread when the runner is inline and the call reaches nothing served off it, else on a worker. */
   private poolFor(call: Call): TaskPool<Task, TaskResult> {
-    if (this.inlinePool !== undefined && runsInline(call.programs)) return this.inlinePool;
+    if (this.inlinePool !== undefined && call.programs.every((p) => this.deployed.ownerOf(p)?.forwards === false)) return this.inlinePool;
     this.pool ??= new WorkerPool<Task, TaskResult>(this.poolOptions);
     return this.pool;
   }
