@@ -16,7 +16,7 @@ import type { HostEnvelope } from './host-call.js';
 import type { HostTrace } from './http-fetch.js';
 import type { TaskPool } from './pool.js';
 import { type SignalLike, Stop } from './stop.js';
-import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult } from './worker-messages.js';
+import type { Barred, GuestOutcome, GuestReport, ProgramPayload, Task, TaskResult, TraceMark } from './worker-messages.js';
 
 /**
  * Who a call is made for: the principal whose request entered the chain (auth/'s `Principal` is one).
@@ -326,9 +326,20 @@ export class Call {
     return false;
   }
 
+  /** What its worker measured since its previous message (`TraceMark`), told to its trace in order. */
+  marked(marks: readonly TraceMark[]): void {
+    const trace = this.options.trace;
+    if (trace === undefined) return;
+    for (const m of marks) {
+      if (m.kind === 'instantiated') trace.instantiated(m.harness, m.tool, m.depth, m.from, m.to);
+      else trace.left(m.depth, m.at, m.error);
+    }
+  }
+
   /** Its task's result is in: its worker goes at once to the next call waiting. */
   private ended(result: TaskResult): void {
     this.turn?.leave();
+    if (result.marks !== undefined) this.marked(result.marks);
     this.settle(result);
   }
 

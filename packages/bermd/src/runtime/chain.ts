@@ -23,7 +23,7 @@ import type { CallChain, ChainProgram, HostCall, HostCallContext, HostEnvelope, 
 import { contentProblem } from './content.js';
 import { HOST_CALLS } from './host-calls.js';
 import { violation, type Check } from './schema-issues.js';
-import type { Barred, GuestOutcome, ProgramPayload, TaskLimits, WorkerMessage } from './worker-messages.js';
+import type { Barred, GuestOutcome, ProgramPayload, TaskLimits, TraceMark, WorkerMessage } from './worker-messages.js';
 
 /** What a worker keeps about a deployed program between tasks: derived once, keyed by the deploy's key. */
 interface ProgramFacts {
@@ -105,8 +105,10 @@ export class Chain implements CallChain {
   private readonly programs: Map<string, LoadedProgram>;
   private readonly barred: Barred | undefined;
   private readonly send: (message: WorkerMessage, transfer?: TransferListItem[]) => void;
-  /** The call is traced: its instances' and nested calls' times are posted (only then: an untraced call posts nothing more). */
+  /** The call is traced: its instances' and nested calls' times are told (only then: an untraced call tells nothing more). */
   private readonly traced: boolean;
+  /** A traced call's marks made since its last message, which the next message (or the result) carries. */
+  private marks: TraceMark[] | undefined;
 
   constructor(
     callId: number,
@@ -133,7 +135,30 @@ export class Chain implements CallChain {
   }
 
   post(body: WorkerMessageBody, transfer?: TransferListItem[]): void {
-    this.send({ ...body, callId: this.callId } as WorkerMessage, transfer);
+    const marks = this.marks;
+    if (marks === undefined) {
+      this.send({ ...body, callId: this.callId } as WorkerMessage, transfer);
+      return;
+    }
+    this.marks = undefined;
+    this.send({ ...body, callId: this.callId, marks } as WorkerMessage, transfer);
+  }
+
+  /** The marks no message has carried yet, for the task's result; none are held after. */
+  takeMarks(): TraceMark[] | undefined {
+    const marks = this.marks;
+    this.marks = undefined;
+    return marks;
+  }
+
+  /**
+   * Keeps `mark` for the next message rather than posting it: a message of its own would be one more for
+   * the main thread to take in with every traced call. A call stopped by its time limit loses the marks
+   * made since its last message, as its spans then end at the stop.
+   */
+  private mark(mark: TraceMark): void {
+    if (this.marks === undefined) this.marks = [mark];
+    else this.marks.push(mark);
   }
 
   /**
@@ -185,7 +210,7 @@ export class Chain implements CallChain {
     const outcome = this.run(program, tool, args, depth, key, exportName);
     if (depth > 0) {
       const at = performance.timeOrigin + performance.now();
-      this.post('error' in outcome ? { kind: 'left', depth, at, error: outcome.error.code } : { kind: 'left', depth, at });
+      this.mark('error' in outcome ? { kind: 'left', depth, at, error: outcome.error.code } : { kind: 'left', depth, at });
     }
     return outcome;
   }
@@ -221,7 +246,7 @@ export class Chain implements CallChain {
       return this.fault(e, `${label} could not be instantiated`, port);
     }
     if (this.traced)
-      this.post({ kind: 'instantiated', harness: program.name, tool, depth, from, to: performance.timeOrigin + performance.now() });
+      this.mark({ kind: 'instantiated', harness: program.name, tool, depth, from, to: performance.timeOrigin + performance.now() });
     const { memory, berm_alloc: alloc } = instance.exports;
     const entry = instance.exports[exportName];
     if (!(memory instanceof WebAssembly.Memory)) return failure('bad-module', `${program.name} does not export its memory as "memory"`);

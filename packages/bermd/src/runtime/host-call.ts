@@ -8,8 +8,8 @@ import type { GuestOutcome, ProgramPayload, TaskLimits, WorkerMessage } from './
 
 export type HostEnvelope = { ok: unknown } | { refused: string } | { failed: string };
 
-/** A worker message without the call id, which the chain adds. */
-export type WorkerMessageBody = WorkerMessage extends infer M ? (M extends WorkerMessage ? Omit<M, 'callId'> : never) : never;
+/** A worker message without the call id and the trace marks, which the chain adds. */
+export type WorkerMessageBody = WorkerMessage extends infer M ? (M extends WorkerMessage ? Omit<M, 'callId' | 'marks'> : never) : never;
 
 /** A deployed program as the chain holds it. */
 export interface ChainProgram {

@@ -413,6 +413,7 @@ export class ToolRunner {
 
   private onWorkerMessage(message: WorkerMessage): void {
     const call = this.calls.get(message.callId);
+    if (message.marks !== undefined) call?.marked(message.marks);
     switch (message.kind) {
       case 'host':
         this.serveHost(call, message);
@@ -423,12 +424,6 @@ export class ToolRunner {
       case 'reach':
         call?.reach(message.harness, message.tool);
         if (message.at !== undefined) call?.options.trace?.entered(message.harness, message.tool, message.depth, message.at);
-        break;
-      case 'instantiated':
-        call?.options.trace?.instantiated(message.harness, message.tool, message.depth, message.from, message.to);
-        break;
-      case 'left':
-        call?.options.trace?.left(message.depth, message.at, message.error);
         break;
       case 'log':
       case 'progress':

@@ -9,5 +9,7 @@ import type { Task, TaskResult } from './worker-messages.js';
 
 export function runTask(task: Task, post: PostToPool): TaskResult {
   const chain = new Chain(task.callId, task.programs, task.limits, post, task.barred, task.traced === true);
-  return { outcome: chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0, task.key, task.export) };
+  const outcome = chain.invoke(chain.program(task.programs[0]!.name)!, task.tool, task.args, 0, task.key, task.export);
+  const marks = chain.takeMarks();
+  return marks === undefined ? { outcome } : { outcome, marks };
 }

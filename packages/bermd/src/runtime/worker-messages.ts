@@ -53,7 +53,7 @@ export interface Task {
   programs: ProgramPayload[];
   limits: TaskLimits;
   barred: Barred | undefined;
-  /** The call is traced: the worker posts when each instance was made and each nested call ended (`WorkerMessage`). */
+  /** The call is traced: the worker tells when each instance was made and each nested call ended (`TraceMark`). */
   traced?: true;
   /** The call's idempotency key (a call of an `external_write` tool); its nested calls derive theirs from it (chain.ts). */
   key?: string;
@@ -64,7 +64,19 @@ export type GuestOutcome = { ok: unknown; content?: unknown[] } | { error: CallE
 
 export interface TaskResult {
   outcome: GuestOutcome;
+  /** A traced call's marks not yet told with a message of the worker's. */
+  marks?: TraceMark[];
 }
+
+/**
+ * What a traced call's worker measured of it (epoch ms, the worker's clock): an instance of `harness` made
+ * between `from` and `to`, or the nested call at `depth` ended at `at`, with the code of its error if it
+ * failed. Marks are not posted on their own: they go with the worker's next message, or with the result,
+ * so a traced call costs the main thread no message more than an untraced one (chain.ts).
+ */
+export type TraceMark =
+  | { kind: 'instantiated'; harness: string; tool: string; depth: number; from: number; to: number }
+  | { kind: 'left'; depth: number; at: number; error?: string };
 
 /**
  * What a worker reports of a call as it runs, besides its result: an accepted `berm.log` line or
@@ -80,13 +92,14 @@ export type GuestReport =
 /** A report as it travels, tagged with its call. */
 export type ReportMessage = GuestReport & { callId: number };
 
-/** Posted by a worker to the main thread while a task runs, before its result (the pool's `onMessage`). */
-export type WorkerMessage =
+/**
+ * Posted by a worker to the main thread while a task runs, before its result (the pool's `onMessage`), with
+ * the traced call's marks made since its previous message, which come first.
+ */
+export type WorkerMessage = WorkerMessageOf & { marks?: TraceMark[] };
+
+type WorkerMessageOf =
   | { callId: number; kind: 'reach'; harness: string; tool: string; depth: number; at?: number }
-  /** A traced call's instance of `harness` was made between `from` and `to` (epoch ms, this thread's clock). */
-  | { callId: number; kind: 'instantiated'; harness: string; tool: string; depth: number; from: number; to: number }
-  /** A traced call's nested call at `depth` ended at `at`, with the code of its error if it failed. */
-  | { callId: number; kind: 'left'; depth: number; at: number; error?: string }
   /** The call's budget of log and event bytes is spent: what it sends from now on is refused. */
   | { callId: number; kind: 'spent'; budget: number }
   | ReportMessage
