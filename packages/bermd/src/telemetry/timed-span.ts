@@ -22,14 +22,14 @@ import {
 } from '@opentelemetry/api';
 import { type InstrumentationScope, millisToHrTime } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { RandomIdGenerator, ReadableSpan, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base';
+import type { IdGenerator, ReadableSpan, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base';
 
 /** Where a timed span goes when it ends, and what it shares with every span of the tracer. */
 export interface TimedSpanSink {
   readonly processor: SpanProcessor;
   readonly resource: Resource;
   readonly scope: InstrumentationScope;
-  readonly ids: RandomIdGenerator;
+  readonly ids: IdGenerator;
 }
 
 /** The time now in epoch milliseconds, to the sub-millisecond, on the clock the worker's times are on. */
@@ -40,6 +40,8 @@ export function now(): number {
 const NO_LINKS: Link[] = [];
 const NO_EVENTS: TimedEvent[] = [];
 const UNSET: SpanStatus = { code: SpanStatusCode.UNSET };
+/** The end and duration of a span not ended yet. */
+const NOT_ENDED: HrTime = [0, 0];
 
 function duration(from: HrTime, to: HrTime): HrTime {
   let seconds = to[0] - from[0];
@@ -53,7 +55,9 @@ function duration(from: HrTime, to: HrTime): HrTime {
 
 /**
  * A sampled span from `startMs` (epoch ms) until `end`: INTERNAL under `parent` (a sampled span's context)
- * unless told otherwise, or the root of a trace of its own (`traceId` given, no parent).
+ * unless told otherwise, or the root of a trace of its own (`traceId` given, no parent). Its `attributes`
+ * may be shared with other spans (a call's spans share theirs, tracing.ts): a span that fails records
+ * its `error.type` on a copy.
  */
 export class TimedSpan implements ReadableSpan {
   readonly links = NO_LINKS;
@@ -62,23 +66,24 @@ export class TimedSpan implements ReadableSpan {
   readonly droppedEventsCount = 0;
   readonly droppedLinksCount = 0;
   readonly startTime: HrTime;
-  endTime: HrTime = [0, 0];
-  duration: HrTime = [0, 0];
+  endTime: HrTime = NOT_ENDED;
   ended = false;
   status: SpanStatus = UNSET;
   readonly resource: Resource;
   readonly instrumentationScope: InstrumentationScope;
   private readonly context: SpanContext;
+  private readonly startMs: number;
 
   constructor(
     private readonly sink: TimedSpanSink,
     readonly name: string,
     readonly parentSpanContext: SpanContext | undefined,
-    readonly attributes: Attributes,
+    public attributes: Attributes,
     startMs: number,
     readonly kind: SpanKind = SpanKind.INTERNAL,
     root?: { traceId: string; traceState?: TraceState },
   ) {
+    this.startMs = startMs;
     this.startTime = millisToHrTime(startMs);
     this.resource = sink.resource;
     this.instrumentationScope = sink.scope;
@@ -94,20 +99,20 @@ export class TimedSpan implements ReadableSpan {
     return this.context;
   }
 
+  /** Worked out when read (the exporters read the ends, not this): most spans are never asked. */
+  get duration(): HrTime {
+    return this.ended ? duration(this.startTime, this.endTime) : NOT_ENDED;
+  }
+
   /** Ends the span at `atMs` (epoch ms; now when not given), as failed with `error` when given; only the first end counts. */
   end(atMs: number = now(), error?: { type: string; message?: string }): void {
     if (this.ended) return;
     this.ended = true;
-    this.endTime = millisToHrTime(Math.max(atMs, this.startMs()));
-    this.duration = duration(this.startTime, this.endTime);
+    this.endTime = millisToHrTime(Math.max(atMs, this.startMs));
     if (error !== undefined) {
-      this.attributes['error.type'] = error.type;
+      this.attributes = { ...this.attributes, 'error.type': error.type };
       this.status = error.message === undefined ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message: error.message };
     }
     this.sink.processor.onEnd(this);
-  }
-
-  private startMs(): number {
-    return this.startTime[0] * 1e3 + this.startTime[1] / 1e6;
   }
 }

@@ -34,7 +34,6 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
-  RandomIdGenerator,
   type Sampler,
   SamplingDecision,
   type SpanExporter,
@@ -51,6 +50,7 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
+import { PooledIdGenerator } from './ids.js';
 import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
@@ -88,14 +88,32 @@ function samplerOf(config: TraceConfig): Sampler {
   }
 }
 
-/** The exporter of `config.protocol`, its package imported now: a bermd without traces never loads one. */
+/**
+ * The exporter of `config.protocol`, its packages imported now: a bermd without traces never loads one.
+ * For http/protobuf it is the SDK's OTLP/HTTP exporter as `@opentelemetry/exporter-trace-otlp-proto`
+ * assembles it (its transport, retries, headers and timeout from the environment, the response read), with
+ * bermd's serializer of the request in place of the SDK's (span-protobuf.ts says why).
+ */
 async function exporterOf(config: TraceConfig): Promise<SpanExporter> {
   if (config.protocol === 'http/json') {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
     return new OTLPTraceExporter({ url: config.url });
   }
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-  return new OTLPTraceExporter({ url: config.url });
+  const [
+    { OTLPExporterBase },
+    { convertLegacyHttpOptions, createOtlpHttpExportDelegate },
+    { TraceExporterMetricsHelper },
+    { spanSerializer },
+  ] = await Promise.all([
+    import('@opentelemetry/otlp-exporter-base'),
+    import('@opentelemetry/otlp-exporter-base/node-http'),
+    import('@opentelemetry/otlp-transformer'),
+    import('./span-protobuf.js'),
+  ]);
+  const options = convertLegacyHttpOptions({ url: config.url }, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
+  return new OTLPExporterBase(
+    createOtlpHttpExportDelegate(options, spanSerializer, 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined),
+  );
 }
 
 /** A URL as a span records it: no credentials, and each query value replaced, as the HTTP conventions advise. */
@@ -201,8 +219,9 @@ export class Tracing {
       config.scheduleDelayMs === undefined ? {} : { scheduledDelayMillis: config.scheduleDelayMs },
     );
     const sampler = samplerOf(config);
-    const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
-    const sink: TimedSpanSink = { processor, resource, scope: { name: 'bermd', version }, ids: new RandomIdGenerator() };
+    const ids = new PooledIdGenerator();
+    const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor], idGenerator: ids });
+    const sink: TimedSpanSink = { processor, resource, scope: { name: 'bermd', version }, ids };
     return new Tracing(config, provider, sampler, sink, redact);
   }
 
@@ -254,10 +273,9 @@ export class Tracing {
         traceFlags: TraceFlags.NONE,
         traceState,
       });
-      return { callTrace: (harness, tool) => this.callTrace(harness, tool, ctx), session: () => {}, answered: () => {} };
+      return { callTrace: () => new UnsampledCall(this.tracer, ctx, this.redact), session: () => {}, answered: () => {} };
     }
     const span = new TimedSpan(this.sink, name, valid, attributes, now(), SpanKind.SERVER, { traceId, traceState });
-    const ctx = trace.setSpanContext(parent, span.spanContext());
     let told: unknown;
     this.readBack(
       res,
@@ -265,7 +283,8 @@ export class Tracing {
       (status, text, type) => this.endMcp(span, id, status, told === undefined ? messagesOf(text, type) : [told], tool !== undefined),
     );
     return {
-      callTrace: (harness, tool) => this.callTrace(harness, tool, ctx),
+      // The request's span is handed on as it is: a context holding it is made only for what a guest sends.
+      callTrace: (harness, tool) => new CallSpans(this.tracer, this.sink, parent, span.spanContext(), harness, tool, this.redact),
       session: (sessionId) => {
         if (sessionId !== undefined) span.attributes[MCP_SESSION] = sessionId;
       },
@@ -276,31 +295,20 @@ export class Tracing {
   }
 
   /**
-   * What a tool call tells its trace through, under `parent` (an MCP request's span; with none, the call's
-   * trace starts here). Under a span its sampler dropped, the call is dropped too, and makes no span at
-   * all: every sampler bermd offers decides a child as it decided its parent (by the parent's flag, or by
-   * the trace id they share), so each of its spans would be made only to be dropped, with the worker's
-   * times posted for them.
+   * What a tool call made outside any MCP request tells its trace through: the trace starts here, with a
+   * span of its own. (A request's calls are traced under the request's span, through `mcpRequest`'s
+   * answer.) Under a span its sampler dropped, the call is dropped too, and makes no span at all: every
+   * sampler bermd offers decides a child as it decided its parent (by the parent's flag, or by the trace id
+   * they share), so each of its spans would be made only to be dropped, with the worker's times told for them.
    *
    * Contexts are handed on explicitly, here and everywhere in bermd, rather than kept current across
    * `await`s by a context manager: on Node 20 and 22 that manager's async hooks run for every promise of
    * every request, traced or not, once the first span is made current.
    */
-  callTrace(harness: string, tool: string, parent: Context = ROOT_CONTEXT): CallSpans | UnsampledCall {
-    const span = trace.getSpan(parent);
-    if (span === undefined) {
-      const root = this.tracer.startSpan(
-        `bermd.call ${harness}.${tool}`,
-        { attributes: { 'berm.harness': harness, 'berm.tool': tool } },
-        parent,
-      );
-      const under = trace.setSpan(parent, root);
-      if (!root.isRecording()) return new UnsampledCall(this.tracer, under, this.redact);
-      return new CallSpans(this.tracer, this.sink, under, harness, tool, this.redact, root);
-    }
-    // The request's span is bermd's own (a context, not a recording span): its flag says whether it is sampled.
-    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return new UnsampledCall(this.tracer, parent, this.redact);
-    return new CallSpans(this.tracer, this.sink, parent, harness, tool, this.redact);
+  callTrace(harness: string, tool: string): CallSpans | UnsampledCall {
+    const root = this.tracer.startSpan(`bermd.call ${harness}.${tool}`, { attributes: { 'berm.harness': harness, 'berm.tool': tool } });
+    if (!root.isRecording()) return new UnsampledCall(this.tracer, trace.setSpan(ROOT_CONTEXT, root), this.redact);
+    return new CallSpans(this.tracer, this.sink, ROOT_CONTEXT, root.spanContext(), harness, tool, this.redact, root);
   }
 
   /**
@@ -415,6 +423,45 @@ export class Tracing {
   }
 }
 
+/** What a call's spans of one harness's tool record, and the run's name: made once, shared by every call's spans. */
+interface CallAttributes {
+  readonly harness: Attributes;
+  readonly tool: Attributes;
+  readonly runName: string;
+  /** At a depth of the chain: an instance's, a nested call's. */
+  at(depth: number): Attributes;
+}
+
+/** Harnesses' tools whose attributes are kept; past it, they are made again (names come and go with deploys). */
+const MAX_KEPT_ATTRIBUTES = 4096;
+const keptAttributes = new Map<string, Map<string, CallAttributes>>();
+let keptCount = 0;
+
+function attributesOf(harness: string, tool: string): CallAttributes {
+  let tools = keptAttributes.get(harness);
+  const kept = tools?.get(tool);
+  if (kept !== undefined) return kept;
+  if (keptCount >= MAX_KEPT_ATTRIBUTES) {
+    keptAttributes.clear();
+    keptCount = 0;
+    tools = undefined;
+  }
+  const depths: Attributes[] = [];
+  const made: CallAttributes = {
+    harness: { 'berm.harness': harness },
+    tool: { 'berm.harness': harness, 'berm.tool': tool },
+    runName: `bermd.run ${harness}.${tool}`,
+    at: (depth) => (depths[depth] ??= { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth }),
+  };
+  if (tools === undefined) {
+    tools = new Map();
+    keptAttributes.set(harness, tools);
+  }
+  tools.set(tool, made);
+  keptCount++;
+  return made;
+}
+
 /**
  * One tool call's spans under its request's: the wait for a worker (`bermd.queue`), the run on it
  * (`bermd.run`), each instance made (`bermd.instantiate`), each nested `berm.call`, and each HTTP request
@@ -424,7 +471,6 @@ export class Tracing {
 export class CallSpans {
   readonly sampled = true;
   private readonly made = now();
-  private readonly parentSpan: SpanContext;
   private run?: TimedSpan;
   /** The nested calls open now, innermost last; the run below them. */
   private readonly open: TimedSpan[] = [];
@@ -432,47 +478,29 @@ export class CallSpans {
   constructor(
     private readonly tracer: Tracer,
     private readonly sink: TimedSpanSink,
-    private readonly parent: Context,
+    /** The context the call's parent span was started in (its trace's caller's, or none): what a guest sends is traced in it. */
+    private readonly base: Context,
+    /** The span the call's spans hang under: its request's, or the one its trace started with. */
+    private readonly parentSpan: SpanContext,
     private readonly harness: string,
     private readonly tool: string,
     private readonly redact: (text: string) => string,
     /** The span this call's trace started with, when it was not under a request's: it ends with the call. */
     private readonly root?: Span,
-  ) {
-    this.parentSpan = trace.getSpanContext(parent)!;
-  }
+  ) {}
 
   started(at: number): void {
-    new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, { 'berm.harness': this.harness }, this.made).end(at);
-    this.run = new TimedSpan(
-      this.sink,
-      `bermd.run ${this.harness}.${this.tool}`,
-      this.parentSpan,
-      { 'berm.harness': this.harness, 'berm.tool': this.tool },
-      at,
-    );
+    const of = attributesOf(this.harness, this.tool);
+    new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, of.harness, this.made).end(at);
+    this.run = new TimedSpan(this.sink, of.runName, this.parentSpan, of.tool, at);
   }
 
   instantiated(harness: string, tool: string, depth: number, from: number, to: number): void {
-    new TimedSpan(
-      this.sink,
-      'bermd.instantiate',
-      this.current(),
-      { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth },
-      from,
-    ).end(to);
+    new TimedSpan(this.sink, 'bermd.instantiate', this.current(), attributesOf(harness, tool).at(depth), from).end(to);
   }
 
   entered(harness: string, tool: string, depth: number, at: number): void {
-    this.open.push(
-      new TimedSpan(
-        this.sink,
-        `berm.call ${harness}.${tool}`,
-        this.current(),
-        { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth },
-        at,
-      ),
-    );
+    this.open.push(new TimedSpan(this.sink, `berm.call ${harness}.${tool}`, this.current(), attributesOf(harness, tool).at(depth), at));
   }
 
   left(_depth: number, at: number, error?: string): void {
@@ -480,14 +508,17 @@ export class CallSpans {
   }
 
   host(name: string): HostSpan {
-    return new HostSpan(this.tracer, trace.setSpanContext(this.parent, this.current()), name, this.redact);
+    return new HostSpan(this.tracer, trace.setSpanContext(this.base, this.current()), name, this.redact);
   }
 
   ended(error?: { code: string; message: string }): void {
     const failure = error === undefined ? undefined : { type: error.code, message: this.redact(error.message) };
     if (this.run === undefined) {
       // It never got a worker: its wait is all there is.
-      new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, { 'berm.harness': this.harness }, this.made).end(now(), failure);
+      new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, attributesOf(this.harness, this.tool).harness, this.made).end(
+        now(),
+        failure,
+      );
     } else {
       // A worker stopped under a nested call (its time limit) never said it left.
       for (let top = this.open.pop(); top !== undefined; top = this.open.pop()) top.end();
