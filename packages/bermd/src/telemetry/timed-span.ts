@@ -22,14 +22,14 @@ import {
 } from '@opentelemetry/api';
 import { type InstrumentationScope, millisToHrTime } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { IdGenerator, ReadableSpan, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base';
+import type { RandomIdGenerator, ReadableSpan, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base';
 
 /** Where a timed span goes when it ends, and what it shares with every span of the tracer. */
 export interface TimedSpanSink {
   readonly processor: SpanProcessor;
   readonly resource: Resource;
   readonly scope: InstrumentationScope;
-  readonly ids: IdGenerator;
+  readonly ids: RandomIdGenerator;
 }
 
 /** The time now in epoch milliseconds, to the sub-millisecond, on the clock the worker's times are on. */
@@ -55,9 +55,7 @@ function duration(from: HrTime, to: HrTime): HrTime {
 
 /**
  * A sampled span from `startMs` (epoch ms) until `end`: INTERNAL under `parent` (a sampled span's context)
- * unless told otherwise, or the root of a trace of its own (`traceId` given, no parent). Its `attributes`
- * may be shared with other spans (a call's spans share theirs, tracing.ts): a span that fails records
- * its `error.type` on a copy.
+ * unless told otherwise, or the root of a trace of its own (`traceId` given, no parent).
  */
 export class TimedSpan implements ReadableSpan {
   readonly links = NO_LINKS;
@@ -78,7 +76,7 @@ export class TimedSpan implements ReadableSpan {
     private readonly sink: TimedSpanSink,
     readonly name: string,
     readonly parentSpanContext: SpanContext | undefined,
-    public attributes: Attributes,
+    readonly attributes: Attributes,
     startMs: number,
     readonly kind: SpanKind = SpanKind.INTERNAL,
     root?: { traceId: string; traceState?: TraceState },
@@ -110,7 +108,7 @@ export class TimedSpan implements ReadableSpan {
     this.ended = true;
     this.endTime = millisToHrTime(Math.max(atMs, this.startMs));
     if (error !== undefined) {
-      this.attributes = { ...this.attributes, 'error.type': error.type };
+      this.attributes['error.type'] = error.type;
       this.status = error.message === undefined ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message: error.message };
     }
     this.sink.processor.onEnd(this);

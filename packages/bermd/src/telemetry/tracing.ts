@@ -34,6 +34,7 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
+  RandomIdGenerator,
   type Sampler,
   SamplingDecision,
   type SpanExporter,
@@ -50,7 +51,6 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
-import { PooledIdGenerator } from './ids.js';
 import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
@@ -219,9 +219,8 @@ export class Tracing {
       config.scheduleDelayMs === undefined ? {} : { scheduledDelayMillis: config.scheduleDelayMs },
     );
     const sampler = samplerOf(config);
-    const ids = new PooledIdGenerator();
-    const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor], idGenerator: ids });
-    const sink: TimedSpanSink = { processor, resource, scope: { name: 'bermd', version }, ids };
+    const provider = new BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
+    const sink: TimedSpanSink = { processor, resource, scope: { name: 'bermd', version }, ids: new RandomIdGenerator() };
     return new Tracing(config, provider, sampler, sink, redact);
   }
 
@@ -423,45 +422,6 @@ export class Tracing {
   }
 }
 
-/** What a call's spans of one harness's tool record, and the run's name: made once, shared by every call's spans. */
-interface CallAttributes {
-  readonly harness: Attributes;
-  readonly tool: Attributes;
-  readonly runName: string;
-  /** At a depth of the chain: an instance's, a nested call's. */
-  at(depth: number): Attributes;
-}
-
-/** Harnesses' tools whose attributes are kept; past it, they are made again (names come and go with deploys). */
-const MAX_KEPT_ATTRIBUTES = 4096;
-const keptAttributes = new Map<string, Map<string, CallAttributes>>();
-let keptCount = 0;
-
-function attributesOf(harness: string, tool: string): CallAttributes {
-  let tools = keptAttributes.get(harness);
-  const kept = tools?.get(tool);
-  if (kept !== undefined) return kept;
-  if (keptCount >= MAX_KEPT_ATTRIBUTES) {
-    keptAttributes.clear();
-    keptCount = 0;
-    tools = undefined;
-  }
-  const depths: Attributes[] = [];
-  const made: CallAttributes = {
-    harness: { 'berm.harness': harness },
-    tool: { 'berm.harness': harness, 'berm.tool': tool },
-    runName: `bermd.run ${harness}.${tool}`,
-    at: (depth) => (depths[depth] ??= { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth }),
-  };
-  if (tools === undefined) {
-    tools = new Map();
-    keptAttributes.set(harness, tools);
-  }
-  tools.set(tool, made);
-  keptCount++;
-  return made;
-}
-
 /**
  * One tool call's spans under its request's: the wait for a worker (`bermd.queue`), the run on it
  * (`bermd.run`), each instance made (`bermd.instantiate`), each nested `berm.call`, and each HTTP request
@@ -490,17 +450,36 @@ export class CallSpans {
   ) {}
 
   started(at: number): void {
-    const of = attributesOf(this.harness, this.tool);
-    new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, of.harness, this.made).end(at);
-    this.run = new TimedSpan(this.sink, of.runName, this.parentSpan, of.tool, at);
+    new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, { 'berm.harness': this.harness }, this.made).end(at);
+    this.run = new TimedSpan(
+      this.sink,
+      `bermd.run ${this.harness}.${this.tool}`,
+      this.parentSpan,
+      { 'berm.harness': this.harness, 'berm.tool': this.tool },
+      at,
+    );
   }
 
   instantiated(harness: string, tool: string, depth: number, from: number, to: number): void {
-    new TimedSpan(this.sink, 'bermd.instantiate', this.current(), attributesOf(harness, tool).at(depth), from).end(to);
+    new TimedSpan(
+      this.sink,
+      'bermd.instantiate',
+      this.current(),
+      { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth },
+      from,
+    ).end(to);
   }
 
   entered(harness: string, tool: string, depth: number, at: number): void {
-    this.open.push(new TimedSpan(this.sink, `berm.call ${harness}.${tool}`, this.current(), attributesOf(harness, tool).at(depth), at));
+    this.open.push(
+      new TimedSpan(
+        this.sink,
+        `berm.call ${harness}.${tool}`,
+        this.current(),
+        { 'berm.harness': harness, 'berm.tool': tool, 'berm.call.depth': depth },
+        at,
+      ),
+    );
   }
 
   left(_depth: number, at: number, error?: string): void {
@@ -515,10 +494,7 @@ export class CallSpans {
     const failure = error === undefined ? undefined : { type: error.code, message: this.redact(error.message) };
     if (this.run === undefined) {
       // It never got a worker: its wait is all there is.
-      new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, attributesOf(this.harness, this.tool).harness, this.made).end(
-        now(),
-        failure,
-      );
+      new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, { 'berm.harness': this.harness }, this.made).end(now(), failure);
     } else {
       // A worker stopped under a nested call (its time limit) never said it left.
       for (let top = this.open.pop(); top !== undefined; top = this.open.pop()) top.end();
