@@ -1,6 +1,7 @@
 // A stand-in OpenTelemetry collector: a loopback node:http server taking OTLP/HTTP trace exports at
 // /v1/traces, in either encoding (http/json, and http/protobuf decoded with protobufjs from the messages
-// of opentelemetry-proto that spans need), and holding the spans received in one shape for both.
+// of opentelemetry-proto that spans need), and holding the spans received in one shape for both; and
+// metrics exports at /v1/metrics in http/json, holding their sums' data points.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -106,8 +107,42 @@ function spansOf(request: Plain, hexIds: boolean): ReceivedSpan[] {
   return out;
 }
 
+/** A data point of a sum (a counter's) as received in an OTLP/JSON metrics export. */
+export interface ReceivedPoint {
+  metric: string;
+  attributes: Record<string, string | number | boolean>;
+  value: number;
+  /** OTLP's aggregation temporality: 1 delta, 2 cumulative. */
+  temporality: number;
+  resource: Record<string, string | number | boolean>;
+}
+
+/** The sums' data points of an OTLP/JSON metrics export. */
+function pointsOf(request: Plain): ReceivedPoint[] {
+  const out: ReceivedPoint[] = [];
+  for (const rm of (request.resourceMetrics as Plain[] | undefined) ?? []) {
+    const resource = attributesOf((rm.resource as Plain | undefined)?.attributes);
+    for (const sm of (rm.scopeMetrics as Plain[] | undefined) ?? []) {
+      for (const m of (sm.metrics as Plain[] | undefined) ?? []) {
+        const sum = m.sum as Plain | undefined;
+        for (const p of (sum?.dataPoints as Plain[] | undefined) ?? [])
+          out.push({
+            metric: String(m.name),
+            attributes: attributesOf(p.attributes),
+            value: Number(p.asDouble ?? p.asInt ?? 0),
+            temporality: Number(sum?.aggregationTemporality ?? 0),
+            resource,
+          });
+      }
+    }
+  }
+  return out;
+}
+
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** The sums' data points of every metrics export received (OTLP/JSON, at /v1/metrics), in order. */
+  readonly points: ReceivedPoint[][] = [];
   /** The content types of the exports received, in order. */
   readonly encodings: string[] = [];
   private readonly waiters = new Set<() => void>();
@@ -130,17 +165,34 @@ export class OtlpReceiver {
 
   /** Resolves with the spans received once `match` finds what it wants among them; rejects after `ms`. */
   until<T>(match: (spans: ReceivedSpan[]) => T | undefined, ms = 20_000): Promise<T> {
+    return this.wait(
+      () => match(this.spans),
+      ms,
+      () => `the spans awaited did not arrive within ${ms} ms; received: ${this.spans.map((s) => s.name).join(', ')}`,
+    );
+  }
+
+  /** Resolves once `match` finds what it wants among the metrics exports received (each its sums' points); rejects after `ms`. */
+  untilPoints<T>(match: (exports: ReceivedPoint[][]) => T | undefined, ms = 20_000): Promise<T> {
+    return this.wait(
+      () => match(this.points),
+      ms,
+      () => `the metrics awaited did not arrive within ${ms} ms; ${this.points.length} exports received`,
+    );
+  }
+
+  private wait<T>(found: () => T | undefined, ms: number, missing: () => string): Promise<T> {
     return new Promise((resolve, reject) => {
       const check = () => {
-        const found = match(this.spans);
-        if (found === undefined) return;
+        const value = found();
+        if (value === undefined) return;
         this.waiters.delete(check);
         clearTimeout(timer);
-        resolve(found);
+        resolve(value);
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error(`the spans awaited did not arrive within ${ms} ms; received: ${this.spans.map((s) => s.name).join(', ')}`));
+        reject(new Error(missing()));
       }, ms);
       this.waiters.add(check);
       check();
@@ -158,6 +210,12 @@ export class OtlpReceiver {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const type = req.headers['content-type'] ?? '';
+      if (req.url === '/v1/metrics' && type.startsWith('application/json')) {
+        this.points.push(pointsOf(JSON.parse(body.toString('utf8')) as Plain));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        for (const check of [...this.waiters]) check();
+        return;
+      }
       if (req.url !== '/v1/traces') {
         res.writeHead(404).end();
         return;

@@ -2,7 +2,8 @@
  * bermd's meter and where what it records goes: always to a pull reader that `/metrics` reads, and over
  * OTLP/HTTP when the environment names a collector (`OTEL_EXPORTER_OTLP_ENDPOINT` or
  * `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, the exporter reading its headers and the rest from the
- * environment too). `OTEL_SDK_DISABLED=true` turns it all off: nothing is recorded, `/metrics` says so.
+ * environment too), by default sending what the pull reader collects. `OTEL_SDK_DISABLED=true` turns it
+ * all off: nothing is recorded, `/metrics` says so.
  *
  * A tracer is one more provider beside this one, made here from the same resource; the rooms receive
  * what they record through, never the SDK.
@@ -15,6 +16,18 @@ import { BermdMetrics, type GaugeSources } from './metrics.js';
 
 /** The OTLP export's interval when `OTEL_METRIC_EXPORT_INTERVAL` does not say: the SDK's default. */
 const DEFAULT_EXPORT_INTERVAL_MS = 60_000;
+
+/**
+ * Whether the OTLP push may send what the pull reader collects rather than keep its own storage: it may
+ * when its exporter asks for what the pull reader keeps, cumulative sums and explicit-bucket histograms
+ * (the exporter's defaults). The SDK keeps a storage per reader, so with two every record is hashed and
+ * kept twice; with one read by both, once (docs/decisions.md).
+ */
+function pushReadsPull(env: NodeJS.ProcessEnv): boolean {
+  const temporality = env.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE?.trim().toLowerCase() ?? '';
+  const histogram = env.OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION?.trim().toLowerCase() ?? '';
+  return (temporality === '' || temporality === 'cumulative') && (histogram === '' || histogram === 'explicit_bucket_histogram');
+}
 
 export interface TelemetryOptions {
   version: string;
@@ -42,6 +55,8 @@ export class Telemetry {
   /** Where OTLP export goes (its origin), when it does. */
   readonly otlp?: string;
   private readonly provider: MeterProvider;
+  /** The OTLP push reader's own provider, holding no instrument, when the push sends what the pull collects. */
+  private readonly pushProvider?: MeterProvider;
   /**
    * The Prometheus exporter as a pull reader only: its own HTTP server is never started, since /metrics is
    * served on bermd's listeners, through their Host checks and tokens. It is read with `collect` and
@@ -65,20 +80,25 @@ export class Telemetry {
   private constructor(options: TelemetryOptions, env: NodeJS.ProcessEnv, otlp?: { target: string; exporter: PushMetricExporter }) {
     this.pull = new PrometheusExporter({ preventServerStart: true });
     const readers: MetricReader[] = [this.pull];
+    const resource = resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || 'bermd',
+      [ATTR_SERVICE_VERSION]: options.version,
+    });
     this.otlp = otlp?.target;
     if (otlp !== undefined) {
       const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
-      readers.push(
-        new PeriodicExportingMetricReader({
+      const exportIntervalMillis = Number.isInteger(interval) && interval > 0 ? interval : DEFAULT_EXPORT_INTERVAL_MS;
+      if (pushReadsPull(env)) {
+        // The push reader's own collection is empty; what it sends comes from the pull reader, as a producer.
+        const push = new PeriodicExportingMetricReader({
           exporter: otlp.exporter,
-          exportIntervalMillis: Number.isInteger(interval) && interval > 0 ? interval : DEFAULT_EXPORT_INTERVAL_MS,
-        }),
-      );
+          exportIntervalMillis,
+          metricProducers: [{ collect: (collectOptions) => this.pull.collect(collectOptions) }],
+        });
+        this.pushProvider = new MeterProvider({ resource, readers: [push] });
+      } else readers.push(new PeriodicExportingMetricReader({ exporter: otlp.exporter, exportIntervalMillis }));
     }
-    this.provider = new MeterProvider({
-      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || 'bermd', [ATTR_SERVICE_VERSION]: options.version }),
-      readers,
-    });
+    this.provider = new MeterProvider({ resource, readers });
     this.metrics = new BermdMetrics(this.provider.getMeter('bermd', options.version), options.sources);
   }
 
@@ -88,8 +108,9 @@ export class Telemetry {
     return this.serializer.serialize(resourceMetrics);
   }
 
-  /** Sends what is left to the OTLP collector, if any, and stops. */
+  /** Sends what is left to the OTLP collector, if any, and stops: the push first, since it may read the pull. */
   async close(): Promise<void> {
+    await this.pushProvider?.shutdown().catch(() => {});
     await this.provider.shutdown().catch(() => {});
   }
 }
