@@ -2,13 +2,14 @@
  * The OTLP/protobuf body of an `ExportTraceServiceRequest`, written from the SDK's `ReadableSpan`s: the
  * serializer of bermd's OTLP/HTTP span exporter, which is otherwise the SDK's own (tracing.ts).
  *
- * Written here rather than taken from `@opentelemetry/otlp-transformer` because a callgrind count of a
- * bermd tracing every call put the SDK's `ProtobufTraceSerializer` at more than half of what tracing adds
- * to the main thread's work. That serializer runs the whole encoding twice, once to estimate the buffer's
- * size; turns every trace and span id into a new `Uint8Array` on each pass; and reads each string once to
- * learn whether it is ASCII, then again to copy it. This writes each span once, straight into the buffer:
- * ids from their hex, strings copied as they are read (a string found not to be ASCII is written again by
- * `Buffer.write`), and a nested message's length written in front of it once its size is known.
+ * Written here rather than taken from `@opentelemetry/otlp-transformer` because counting the main thread's
+ * instructions in a bermd tracing every call found the SDK's `ProtobufTraceSerializer` the largest part of
+ * what tracing adds to that thread (docs/decisions.md). It runs the whole encoding twice, once to estimate
+ * the buffer's size; turns every trace and span id into a new `Uint8Array` on each pass; and reads each
+ * string once to learn whether it is ASCII, then again to copy it. This writes each span once, straight
+ * into the buffer: ids from their hex, strings copied as they are read (a string found not to be ASCII is
+ * written again by `Buffer.write`), and a nested message's length written in front of it once its size is
+ * known.
  *
  * The bytes are the SDK's, field for field and in the same order, so what a collector receives does not
  * depend on which serializer wrote it: `test/span-protobuf.test.ts` compares the two over spans using
