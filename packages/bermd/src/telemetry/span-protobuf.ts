@@ -15,7 +15,7 @@
  * depend on which serializer wrote it: `test/span-protobuf.test.ts` compares the two over spans using
  * every field and kind of value the SDK writes. The response is read by the SDK's own deserializer.
  */
-import type { Attributes, HrTime, Link, SpanStatus } from '@opentelemetry/api';
+import type { Attributes, HrTime, Link, SpanContext, SpanStatus } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { IExportTraceServiceResponse, ISerializer } from '@opentelemetry/otlp-transformer';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -311,9 +311,8 @@ function writeEvent(w: Writer, event: TimedEvent): void {
   w.close(at);
 }
 
-function writeLink(w: Writer, link: Link): void {
-  const at = w.open();
-  const context = link.context;
+/** A span's or a link's context as fields 1 to 3 of both: trace id, span id, and trace state when it has one. */
+function writeIds(w: Writer, context: SpanContext): void {
   w.tag(1, BYTES);
   w.hex(context.traceId);
   w.tag(2, BYTES);
@@ -323,26 +322,29 @@ function writeLink(w: Writer, link: Link): void {
     w.tag(3, BYTES);
     w.string(traceState);
   }
+}
+
+/** OTLP's flags of a span or link: the context's trace flags, and whether its parent (or it) is remote. */
+function flagsOf(traceFlags: number, isRemote: boolean | undefined): number {
+  return (traceFlags & 0xff) | HAS_IS_REMOTE | (isRemote ? IS_REMOTE : 0);
+}
+
+function writeLink(w: Writer, link: Link): void {
+  const at = w.open();
+  const context = link.context;
+  writeIds(w, context);
   if (link.attributes) writeAttributes(w, link.attributes, 4);
   w.tag(5, VARINT);
   w.varint32(link.droppedAttributesCount || 0);
   w.tag(6, FIXED32);
-  w.fixed32((context.traceFlags & 0xff) | HAS_IS_REMOTE | (context.isRemote ? IS_REMOTE : 0));
+  w.fixed32(flagsOf(context.traceFlags, context.isRemote));
   w.close(at);
 }
 
 function writeSpan(w: Writer, span: ReadableSpan): void {
   const at = w.open();
   const context = span.spanContext();
-  w.tag(1, BYTES);
-  w.hex(context.traceId);
-  w.tag(2, BYTES);
-  w.hex(context.spanId);
-  const traceState = context.traceState?.serialize();
-  if (traceState) {
-    w.tag(3, BYTES);
-    w.string(traceState);
-  }
+  writeIds(w, context);
   const parent = span.parentSpanContext;
   if (parent?.spanId) {
     w.tag(4, BYTES);
@@ -377,7 +379,7 @@ function writeSpan(w: Writer, span: ReadableSpan): void {
   w.tag(15, BYTES);
   writeStatus(w, span.status);
   w.tag(16, FIXED32);
-  w.fixed32((context.traceFlags & 0xff) | HAS_IS_REMOTE | (parent?.isRemote ? IS_REMOTE : 0));
+  w.fixed32(flagsOf(context.traceFlags, parent?.isRemote));
   w.close(at);
 }
 
