@@ -1,7 +1,6 @@
-// The attribute sets BermdMetrics keeps once made (telemetry/label-sets.ts), read back through the same
-// Prometheus text /metrics serves: each harness, tool, outcome and error gets a series of its own however
-// many came before it, and a harness forgotten at undeploy and deployed again is counted afresh under its
-// own labels.
+// The series BermdMetrics finds by label (telemetry/label-sets.ts), read back through the same Prometheus
+// text /metrics serves: each harness, tool, outcome and error gets a series of its own however many came
+// before it, and a harness forgotten at undeploy and deployed again goes on counting in its own series.
 import { describe, expect, it } from 'vitest';
 import { Telemetry } from '../dist/telemetry/index.js';
 
@@ -66,7 +65,7 @@ describe('metric labels kept once made', () => {
       expect(value(text, op, { mcp_method_name: 'tools/list' })).toBe(1);
       expect(value(text, op, { mcp_method_name: '_OTHER', error_type: '404' })).toBe(1);
 
-      // Undeployed and deployed again: its sets are made anew, with its own names.
+      // Undeployed and deployed again: found anew, its series go on from where they were.
       m.forget('a');
       m.callEnded('a', 'x', undefined, 0.001, 0.002);
       m.operationEnded('tools/call', 0.01, { name: 'a.x', harness: 'a' });

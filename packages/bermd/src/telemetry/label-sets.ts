@@ -1,8 +1,10 @@
 /**
- * The attribute sets bermd's instruments record with, each made once per combination of labels and
- * handed out again after that (never changed: the SDK may hold the object it was given). They are found
- * through maps nested by label rather than by a key string, so a call that finds its set builds nothing. What belongs to a harness is kept under it and dropped with it (`forget`), so names
- * that come and go leave nothing behind.
+ * What bermd's per-call instruments record into, one per combination of labels: made once from its
+ * attribute set (never changed after: the SDK may hold the object it was given) and handed out again after
+ * that. It is the attribute set itself for the SDK's instruments, or the series of bermd's own
+ * (own-instruments.ts). They are found through maps nested by label rather than by a key string, so a call
+ * that finds its own builds nothing. What belongs to a harness is kept under it and dropped with it
+ * (`forget`), so names that come and go leave nothing behind here; an instrument keeps its series.
  */
 import type { Attributes } from '@opentelemetry/api';
 import { methodLabel } from './mcp-methods.js';
@@ -17,12 +19,22 @@ export interface ListedTool {
   harness: string;
 }
 
-interface HarnessSets {
-  harness: Attributes;
+/** How each kind of label combination is turned into what is recorded into. */
+export interface SeriesMakers<Call, Harness, Operation> {
+  /** The calls counter's: `{ outcome, harness?, tool? }`. */
+  call(attributes: Attributes): Call;
+  /** The queue and run histograms': `{ harness }`. */
+  harness(attributes: Attributes): Harness;
+  /** `mcp.server.operation.duration`'s: `{ mcp.method.name, gen_ai.tool.name?, error.type? }`. */
+  operation(attributes: Attributes): Operation;
+}
+
+interface HarnessSets<Call, Harness, Operation> {
+  harness: Harness;
   /** The calls counter's, by tool (NONE: a tool the harness does not have), then outcome. */
-  calls: Map<string, Map<CallOutcomeLabel, Attributes>>;
+  calls: Map<string, Map<CallOutcomeLabel, Call>>;
   /** The `tools/call` durations', by listed tool name, then `error.type` (NONE: none). */
-  operations: Map<string, Map<string, Attributes>>;
+  operations: Map<string, Map<string, Operation>>;
 }
 
 function inner<K, V>(outer: Map<string, Map<K, V>>, key: string): Map<K, V> {
@@ -33,62 +45,65 @@ function inner<K, V>(outer: Map<string, Map<K, V>>, key: string): Map<K, V> {
 
 const TOOLS_CALL = 'tools/call';
 
-/** The set of `byError` for `error`, made the first time. */
-function settled(byError: Map<string, Attributes>, error: string | undefined, method: string, tool: string | undefined): Attributes {
-  let labels = byError.get(error ?? NONE);
-  if (labels === undefined) {
-    labels = { 'mcp.method.name': method };
-    if (tool !== undefined) labels['gen_ai.tool.name'] = tool;
-    if (error !== undefined) labels['error.type'] = error;
-    byError.set(error ?? NONE, labels);
-  }
-  return labels;
-}
-
-export class LabelSets {
-  private readonly harnesses = new Map<string, HarnessSets>();
+export class LabelSets<Call, Harness, Operation> {
+  private readonly harnesses = new Map<string, HarnessSets<Call, Harness, Operation>>();
   /** The calls counter's for calls naming no deployed harness, by outcome. */
-  private readonly unknownCalls = new Map<CallOutcomeLabel, Attributes>();
+  private readonly unknownCalls = new Map<CallOutcomeLabel, Call>();
   /** The durations' of requests naming no deployed tool, by method label, then `error.type` (NONE: none). */
-  private readonly requests = new Map<string, Map<string, Attributes>>();
+  private readonly requests = new Map<string, Map<string, Operation>>();
 
-  /** `{ harness }`. */
-  harness(name: string): Attributes {
+  constructor(private readonly make: SeriesMakers<Call, Harness, Operation>) {}
+
+  /** `{ harness }`'s. */
+  harness(name: string): Harness {
     return this.of(name).harness;
   }
 
-  /** `{ outcome, harness?, tool? }` of the calls counter; `tool` only with `harness`, as the runtime reports it. */
-  call(harness: string | undefined, tool: string | undefined, outcome: CallOutcomeLabel): Attributes {
+  /** The calls counter's; `tool` only with `harness`, as the runtime reports it. */
+  call(harness: string | undefined, tool: string | undefined, outcome: CallOutcomeLabel): Call {
     const byOutcome = harness === undefined ? this.unknownCalls : inner(this.of(harness).calls, tool ?? NONE);
-    let labels = byOutcome.get(outcome);
-    if (labels === undefined) {
-      labels = { outcome };
+    let made = byOutcome.get(outcome);
+    if (made === undefined) {
+      const labels: Attributes = { outcome };
       if (harness !== undefined) labels.harness = harness;
       if (tool !== undefined) labels.tool = tool;
-      byOutcome.set(outcome, labels);
+      byOutcome.set(outcome, (made = this.make.call(labels)));
     }
-    return labels;
+    return made;
   }
 
-  /** `{ mcp.method.name, error.type? }` of a request's duration, naming no tool. */
-  request(method: unknown, error: string | undefined): Attributes {
+  /** A request's duration's, naming no tool. */
+  request(method: unknown, error: string | undefined): Operation {
     const label = methodLabel(method);
-    return settled(inner(this.requests, label), error, label, undefined);
+    return this.operation(inner(this.requests, label), error, label, undefined);
   }
 
-  /** `{ mcp.method.name: tools/call, gen_ai.tool.name, error.type? }` of the duration of a call of a listed tool. */
-  toolCall(tool: ListedTool, error: string | undefined): Attributes {
-    return settled(inner(this.of(tool.harness).operations, tool.name), error, TOOLS_CALL, tool.name);
+  /** The duration's of a call of a listed tool (`mcp.method.name` is `tools/call`). */
+  toolCall(tool: ListedTool, error: string | undefined): Operation {
+    return this.operation(inner(this.of(tool.harness).operations, tool.name), error, TOOLS_CALL, tool.name);
   }
 
-  /** Drops every set naming `harness`. */
+  /** Drops every one naming `harness`. */
   forget(harness: string): void {
     this.harnesses.delete(harness);
   }
 
-  private of(harness: string): HarnessSets {
+  /** The one of `byError` for `error`, made the first time. */
+  private operation(byError: Map<string, Operation>, error: string | undefined, method: string, tool: string | undefined): Operation {
+    let made = byError.get(error ?? NONE);
+    if (made === undefined) {
+      const labels: Attributes = { 'mcp.method.name': method };
+      if (tool !== undefined) labels['gen_ai.tool.name'] = tool;
+      if (error !== undefined) labels['error.type'] = error;
+      byError.set(error ?? NONE, (made = this.make.operation(labels)));
+    }
+    return made;
+  }
+
+  private of(harness: string): HarnessSets<Call, Harness, Operation> {
     let sets = this.harnesses.get(harness);
-    if (sets === undefined) this.harnesses.set(harness, (sets = { harness: { harness }, calls: new Map(), operations: new Map() }));
+    if (sets === undefined)
+      this.harnesses.set(harness, (sets = { harness: this.make.harness({ harness }), calls: new Map(), operations: new Map() }));
     return sets;
   }
 }

@@ -4,14 +4,12 @@
  * caller passes undefined otherwise), an outcome, an action, an MCP method from a fixed list; never
  * arguments, session ids or principals, which would make a series per caller.
  */
-import type { Counter, Histogram, Meter } from '@opentelemetry/api';
-import { LabelSets, type ListedTool } from './label-sets.js';
+import type { Counter, Histogram, HrTime, Meter } from '@opentelemetry/api';
+import type { MetricData } from '@opentelemetry/sdk-metrics';
+import { type CallInstruments, OwnCallInstruments, SdkCallInstruments } from './call-instruments.js';
+import type { ListedTool } from './label-sets.js';
 import { outcomeOf } from './outcomes.js';
 
-/** The semantic conventions' advice for MCP durations (seconds). */
-const MCP_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
-/** A call's wait and run: most take a millisecond or less, the longest run to their time limit. */
-const CALL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 /** An MCP session lives from seconds to a working day. */
 const SESSION_BUCKETS = [1, 10, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400];
 
@@ -32,38 +30,19 @@ export interface GaugeSources {
 export type DeployAction = 'deploy' | 'undeploy' | 'rollback';
 
 export class BermdMetrics {
-  private readonly operation: Histogram;
+  /** Those every call records, kept by bermd (`own`) or by the SDK on `meter` (call-instruments.ts). */
+  private readonly perCall: CallInstruments;
   private readonly sessionDuration: Histogram;
-  private readonly calls: Counter;
-  private readonly queueWait: Histogram;
-  private readonly runTime: Histogram;
   private readonly deploys: Counter;
   private readonly gateRefusals: Counter;
   private readonly secretsReloads: Counter;
-  /** Attribute sets made once per label combination: the call path allocates none once warm. */
-  private readonly labels = new LabelSets();
 
-  constructor(meter: Meter, sources: GaugeSources) {
-    this.operation = meter.createHistogram('mcp.server.operation.duration', {
-      description: 'MCP request duration as observed on the receiver from the time it was received until the result or ack is sent',
-      unit: 's',
-      advice: { explicitBucketBoundaries: MCP_BUCKETS },
-    });
+  constructor(meter: Meter, sources: GaugeSources, own: boolean) {
+    this.perCall = own ? new OwnCallInstruments() : new SdkCallInstruments(meter);
     this.sessionDuration = meter.createHistogram('mcp.server.session.duration', {
       description: 'The duration of the MCP session as observed on the MCP server',
       unit: 's',
       advice: { explicitBucketBoundaries: SESSION_BUCKETS },
-    });
-    this.calls = meter.createCounter('bermd.calls', { description: 'Tool calls, by harness, tool and outcome', unit: '{call}' });
-    this.queueWait = meter.createHistogram('bermd.call.queue.duration', {
-      description: 'How long a call waited for a worker, by harness',
-      unit: 's',
-      advice: { explicitBucketBoundaries: CALL_BUCKETS },
-    });
-    this.runTime = meter.createHistogram('bermd.call.run.duration', {
-      description: 'How long a call ran on its worker, by harness',
-      unit: 's',
-      advice: { explicitBucketBoundaries: CALL_BUCKETS },
     });
     this.deploys = meter.createCounter('bermd.deploys', {
       description: 'Changes made to the deployed set through this bermd, by action',
@@ -99,7 +78,7 @@ export class BermdMetrics {
     meter.addBatchObservableCallback(
       (result) => {
         result.observe(workers, sources.workersBusy());
-        for (const [harness, depth] of sources.queueDepths()) result.observe(queue, depth, this.labels.harness(harness));
+        for (const [harness, depth] of sources.queueDepths()) result.observe(queue, depth, { harness });
         result.observe(sessions, sources.sessions());
         const open = sources.streams();
         result.observe(streams, open.session, { kind: 'session' });
@@ -124,10 +103,7 @@ export class BermdMetrics {
     waitSeconds?: number,
     runSeconds?: number,
   ): void {
-    this.calls.add(1, this.labels.call(harness, tool, outcomeOf(code)));
-    if (harness === undefined) return;
-    if (waitSeconds !== undefined) this.queueWait.record(waitSeconds, this.labels.harness(harness));
-    if (runSeconds !== undefined) this.runTime.record(runSeconds, this.labels.harness(harness));
+    this.perCall.callEnded(harness, tool, outcomeOf(code), waitSeconds, runSeconds);
   }
 
   /**
@@ -136,7 +112,7 @@ export class BermdMetrics {
    * error code, an HTTP status, or `tool_error`).
    */
   operationEnded(method: unknown, seconds: number, tool?: ListedTool, error?: string): void {
-    this.operation.record(seconds, tool === undefined ? this.labels.request(method, error) : this.labels.toolCall(tool, error));
+    this.perCall.operationEnded(method, seconds, tool, error);
   }
 
   /** A 2025 session ended after `seconds`. */
@@ -156,8 +132,13 @@ export class BermdMetrics {
     this.secretsReloads.add(1, { result: ok ? 'ok' : 'failed' });
   }
 
-  /** Forgets the label sets of a name no longer deployed, so names that come and go leave nothing here. */
+  /** Forgets how the series of a name no longer deployed are found, so names that come and go leave nothing here but their series. */
   forget(harness: string): void {
-    this.labels.forget(harness);
+    this.perCall.forget(harness);
+  }
+
+  /** What bermd keeps itself rather than the SDK, as of `end`, for the readers to take beside the meter's. */
+  ownData(end: HrTime): MetricData[] {
+    return this.perCall.collect(end);
   }
 }

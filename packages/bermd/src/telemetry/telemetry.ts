@@ -2,16 +2,25 @@
  * bermd's meter and where what it records goes: always to a pull reader that `/metrics` reads, and over
  * OTLP/HTTP when the environment names a collector (`OTEL_EXPORTER_OTLP_ENDPOINT` or
  * `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, the exporter reading its headers and the rest from the
- * environment too), by default sending what the pull reader collects. `OTEL_SDK_DISABLED=true` turns it
- * all off: nothing is recorded, `/metrics` says so.
+ * environment too), by default sending what the pull reader collects, and with it what bermd's own
+ * instruments keep (call-instruments.ts). `OTEL_SDK_DISABLED=true` turns it all off: nothing is recorded,
+ * `/metrics` says so.
  *
  * A tracer is one more provider beside this one, made here from the same resource; the rooms receive
  * what they record through, never the SDK.
  */
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { millisToHrTime } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, type MetricReader, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import {
+  type CollectionResult,
+  type MetricCollectOptions,
+  MeterProvider,
+  type MetricReader,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from '@opentelemetry/sdk-metrics';
 import { BermdMetrics, type GaugeSources } from './metrics.js';
 
 /** The OTLP export's interval when `OTEL_METRIC_EXPORT_INTERVAL` does not say: the SDK's default. */
@@ -21,7 +30,8 @@ const DEFAULT_EXPORT_INTERVAL_MS = 60_000;
  * Whether the OTLP push may send what the pull reader collects rather than keep its own storage: it may
  * when its exporter asks for what the pull reader keeps, cumulative sums and explicit-bucket histograms
  * (the exporter's defaults). The SDK keeps a storage per reader, so with two every record is hashed and
- * kept twice; with one read by both, once (docs/decisions.md).
+ * kept twice; with one read by both, once (docs/decisions.md). bermd's own instruments, which keep
+ * cumulative sums and explicit buckets only, serve exactly when this holds (call-instruments.ts).
  */
 function pushReadsPull(env: NodeJS.ProcessEnv): boolean {
   const temporality = env.OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE?.trim().toLowerCase() ?? '';
@@ -64,6 +74,8 @@ export class Telemetry {
    */
   private readonly pull: PrometheusExporter;
   private readonly serializer = new PrometheusSerializer();
+  /** The meter's instrumentation scope, which bermd's own instruments are collected under too. */
+  private readonly scope: { name: string; version: string };
 
   /**
    * The meter and its readers. The OTLP exporter is imported only when the environment names a collector:
@@ -79,33 +91,47 @@ export class Telemetry {
 
   private constructor(options: TelemetryOptions, env: NodeJS.ProcessEnv, otlp?: { target: string; exporter: PushMetricExporter }) {
     this.pull = new PrometheusExporter({ preventServerStart: true });
+    this.scope = { name: 'bermd', version: options.version };
     const readers: MetricReader[] = [this.pull];
     const resource = resourceFromAttributes({
       [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || 'bermd',
       [ATTR_SERVICE_VERSION]: options.version,
     });
     this.otlp = otlp?.target;
+    const onePull = otlp === undefined || pushReadsPull(env);
     if (otlp !== undefined) {
       const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
       const exportIntervalMillis = Number.isInteger(interval) && interval > 0 ? interval : DEFAULT_EXPORT_INTERVAL_MS;
-      if (pushReadsPull(env)) {
+      if (onePull) {
         // The push reader's own collection is empty; what it sends comes from the pull reader, as a producer.
         const push = new PeriodicExportingMetricReader({
           exporter: otlp.exporter,
           exportIntervalMillis,
-          metricProducers: [{ collect: (collectOptions) => this.pull.collect(collectOptions) }],
+          metricProducers: [{ collect: (collectOptions) => this.collect(collectOptions) }],
         });
         this.pushProvider = new MeterProvider({ resource, readers: [push] });
       } else readers.push(new PeriodicExportingMetricReader({ exporter: otlp.exporter, exportIntervalMillis }));
     }
     this.provider = new MeterProvider({ resource, readers });
-    this.metrics = new BermdMetrics(this.provider.getMeter('bermd', options.version), options.sources);
+    this.metrics = new BermdMetrics(this.provider.getMeter(this.scope.name, this.scope.version), options.sources, onePull);
   }
 
   /** Every metric now, in Prometheus' text format. */
   async prometheusText(): Promise<string> {
-    const { resourceMetrics } = await this.pull.collect();
+    const { resourceMetrics } = await this.collect();
     return this.serializer.serialize(resourceMetrics);
+  }
+
+  /** What the pull reader collects from the meter, with what bermd keeps itself in the meter's scope. */
+  private async collect(options?: MetricCollectOptions): Promise<CollectionResult> {
+    const result = await this.pull.collect(options);
+    const own = this.metrics.ownData(millisToHrTime(Date.now()));
+    if (own.length === 0) return result;
+    const scopes = result.resourceMetrics.scopeMetrics;
+    const scope = scopes.find((s) => s.scope.name === this.scope.name);
+    if (scope === undefined) scopes.push({ scope: this.scope, metrics: own });
+    else scope.metrics.push(...own);
+    return result;
   }
 
   /** Sends what is left to the OTLP collector, if any, and stops: the push first, since it may read the pull. */
