@@ -8,7 +8,7 @@ import type { Attributes, Counter, Histogram, HrTime, Meter } from '@opentelemet
 import type { MetricData } from '@opentelemetry/sdk-metrics';
 import { LabelSets, type ListedTool } from './label-sets.js';
 import type { CallOutcomeLabel } from './outcomes.js';
-import { counted, type HistogramSeries, type InstrumentDescription, OwnCounter, OwnHistogram, type SumSeries } from './own-instruments.js';
+import { counted, type InstrumentDescription, OwnCounter, OwnHistogram } from './own-instruments.js';
 
 /** The semantic conventions' advice for MCP durations (seconds). */
 const MCP_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -32,82 +32,78 @@ const RUN: InstrumentDescription = {
   unit: 's',
 };
 
-export interface CallInstruments {
-  /** A call ended with `outcome`, after waiting and running these seconds when it got that far. */
-  callEnded(
-    harness: string | undefined,
-    tool: string | undefined,
-    outcome: CallOutcomeLabel,
-    waitSeconds?: number,
-    runSeconds?: number,
-  ): void;
-  /** An MCP request was answered after `seconds`. */
-  operationEnded(method: unknown, seconds: number, tool: ListedTool | undefined, error: string | undefined): void;
-  forget(harness: string): void;
-  /** What bermd keeps itself, as the SDK's readers take it: nothing when the SDK's instruments keep it. */
-  collect(end: HrTime): MetricData[];
+/** One label combination's series of a counter. */
+interface Adds {
+  add(value: number): void;
 }
 
-/** The SDK's instruments, recorded with attribute sets made once per label combination. */
-export class SdkCallInstruments implements CallInstruments {
-  private readonly operation: Histogram;
-  private readonly calls: Counter;
-  private readonly queueWait: Histogram;
-  private readonly runTime: Histogram;
-  private readonly labels = new LabelSets<Attributes, Attributes, Attributes>({ call: (a) => a, harness: (a) => a, operation: (a) => a });
+/** One label combination's series of a histogram. */
+interface Records {
+  record(value: number): void;
+}
 
-  constructor(meter: Meter) {
-    this.operation = meter.createHistogram(OPERATION.name, { ...OPERATION, advice: { explicitBucketBoundaries: MCP_BUCKETS } });
-    this.calls = meter.createCounter(CALLS.name, CALLS);
-    this.queueWait = meter.createHistogram(QUEUE.name, { ...QUEUE, advice: { explicitBucketBoundaries: CALL_BUCKETS } });
-    this.runTime = meter.createHistogram(RUN.name, { ...RUN, advice: { explicitBucketBoundaries: CALL_BUCKETS } });
-  }
+/** An instrument's series, found by their attributes. */
+interface SeriesSource<S> {
+  seriesOf(attributes: Attributes): S;
+}
 
-  callEnded(
-    harness: string | undefined,
-    tool: string | undefined,
-    outcome: CallOutcomeLabel,
-    waitSeconds?: number,
-    runSeconds?: number,
-  ): void {
-    this.calls.add(1, this.labels.call(harness, tool, outcome));
-    if (harness === undefined) return;
-    if (waitSeconds !== undefined) this.queueWait.record(waitSeconds, this.labels.harness(harness));
-    if (runSeconds !== undefined) this.runTime.record(runSeconds, this.labels.harness(harness));
-  }
+/** The SDK's counter as series: each holds the attribute set it records with. */
+function sdkCounter(counter: Counter): SeriesSource<Adds> {
+  return { seriesOf: (attributes) => ({ add: (value) => counter.add(value, attributes) }) };
+}
 
-  operationEnded(method: unknown, seconds: number, tool: ListedTool | undefined, error: string | undefined): void {
-    this.operation.record(seconds, tool === undefined ? this.labels.request(method, error) : this.labels.toolCall(tool, error));
-  }
-
-  forget(harness: string): void {
-    this.labels.forget(harness);
-  }
-
-  collect(): MetricData[] {
-    return [];
-  }
+/** The SDK's histogram as series: each holds the attribute set it records with. */
+function sdkHistogram(histogram: Histogram): SeriesSource<Records> {
+  return { seriesOf: (attributes) => ({ record: (value) => histogram.record(value, attributes) }) };
 }
 
 /** A harness's queue and run series, each made at its first record, as the SDK makes a series. */
 interface HarnessSeries {
   attributes: Attributes;
-  queue?: HistogramSeries;
-  run?: HistogramSeries;
+  queue?: Records;
+  run?: Records;
 }
 
-/** bermd's own instruments, their series found by label as the SDK's attribute sets are. */
-export class OwnCallInstruments implements CallInstruments {
-  private readonly operation = new OwnHistogram(OPERATION, MCP_BUCKETS);
-  private readonly calls = new OwnCounter(CALLS);
-  private readonly queueWait = new OwnHistogram(QUEUE, CALL_BUCKETS);
-  private readonly runTime = new OwnHistogram(RUN, CALL_BUCKETS);
-  private readonly series = new LabelSets<SumSeries, HarnessSeries, HistogramSeries>({
-    call: (a) => this.calls.seriesOf(a),
+/**
+ * The four instruments and the series their records go to, found by label (label-sets.ts): bermd's own
+ * (own-instruments.ts), or, given a meter, the SDK's made on it.
+ */
+export class CallInstruments {
+  private readonly operation: SeriesSource<Records>;
+  private readonly calls: SeriesSource<Adds>;
+  private readonly queueWait: SeriesSource<Records>;
+  private readonly runTime: SeriesSource<Records>;
+  /** bermd's own, which it collects itself; none when the SDK's keep the records. */
+  private readonly own: readonly (OwnCounter | OwnHistogram)[];
+  private readonly series = new LabelSets<Adds, HarnessSeries, Records>({
+    call: (attributes) => this.calls.seriesOf(attributes),
     harness: (attributes) => ({ attributes }),
-    operation: (a) => this.operation.seriesOf(a),
+    operation: (attributes) => this.operation.seriesOf(attributes),
   });
 
+  constructor(meter?: Meter) {
+    if (meter === undefined) {
+      const operation = new OwnHistogram(OPERATION, MCP_BUCKETS);
+      const calls = new OwnCounter(CALLS);
+      const queueWait = new OwnHistogram(QUEUE, CALL_BUCKETS);
+      const runTime = new OwnHistogram(RUN, CALL_BUCKETS);
+      this.own = [operation, calls, queueWait, runTime];
+      this.operation = operation;
+      this.calls = calls;
+      this.queueWait = queueWait;
+      this.runTime = runTime;
+      return;
+    }
+    this.own = [];
+    this.operation = sdkHistogram(
+      meter.createHistogram(OPERATION.name, { ...OPERATION, advice: { explicitBucketBoundaries: MCP_BUCKETS } }),
+    );
+    this.calls = sdkCounter(meter.createCounter(CALLS.name, CALLS));
+    this.queueWait = sdkHistogram(meter.createHistogram(QUEUE.name, { ...QUEUE, advice: { explicitBucketBoundaries: CALL_BUCKETS } }));
+    this.runTime = sdkHistogram(meter.createHistogram(RUN.name, { ...RUN, advice: { explicitBucketBoundaries: CALL_BUCKETS } }));
+  }
+
+  /** A call ended with `outcome`, after waiting and running these seconds when it got that far. */
   callEnded(
     harness: string | undefined,
     tool: string | undefined,
@@ -122,6 +118,7 @@ export class OwnCallInstruments implements CallInstruments {
     if (runSeconds !== undefined && counted(runSeconds)) (own.run ??= this.runTime.seriesOf(own.attributes)).record(runSeconds);
   }
 
+  /** An MCP request was answered after `seconds`. */
   operationEnded(method: unknown, seconds: number, tool: ListedTool | undefined, error: string | undefined): void {
     if (!counted(seconds)) return;
     (tool === undefined ? this.series.request(method, error) : this.series.toolCall(tool, error)).record(seconds);
@@ -131,9 +128,10 @@ export class OwnCallInstruments implements CallInstruments {
     this.series.forget(harness);
   }
 
+  /** What bermd keeps itself, as the SDK's readers take it: nothing when the SDK's instruments keep it. */
   collect(end: HrTime): MetricData[] {
     const out: MetricData[] = [];
-    for (const instrument of [this.operation, this.calls, this.queueWait, this.runTime]) {
+    for (const instrument of this.own) {
       const data = instrument.collect(end);
       if (data !== undefined) out.push(data);
     }

@@ -6,7 +6,7 @@
  */
 import type { Counter, Histogram, HrTime, Meter } from '@opentelemetry/api';
 import type { MetricData } from '@opentelemetry/sdk-metrics';
-import { type CallInstruments, OwnCallInstruments, SdkCallInstruments } from './call-instruments.js';
+import { CallInstruments } from './call-instruments.js';
 import type { ListedTool } from './label-sets.js';
 import { outcomeOf } from './outcomes.js';
 
@@ -38,7 +38,7 @@ export class BermdMetrics {
   private readonly secretsReloads: Counter;
 
   constructor(meter: Meter, sources: GaugeSources, own: boolean) {
-    this.perCall = own ? new OwnCallInstruments() : new SdkCallInstruments(meter);
+    this.perCall = new CallInstruments(own ? undefined : meter);
     this.sessionDuration = meter.createHistogram('mcp.server.session.duration', {
       description: 'The duration of the MCP session as observed on the MCP server',
       unit: 's',

@@ -24,7 +24,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 
 /** The SDK's default limit of series per instrument, the overflow series included. */
-export const CARDINALITY_LIMIT = 2000;
+const CARDINALITY_LIMIT = 2000;
 const OVERFLOW: Attributes = { 'otel.metric.overflow': true };
 
 export interface InstrumentDescription {
@@ -41,6 +41,7 @@ export class SumSeries {
     readonly start: HrTime,
   ) {}
 
+  /** Adds `value` (never negative: see `counted`). */
   add(value: number): void {
     this.value += value;
   }
