@@ -1,5 +1,5 @@
-// For the tests of the daemon's core in one process (the registry over a store): a clock they set, and
-// the code of a refusal.
+// For the tests of the daemon's core in one process (the registry over a store, the metrics): a clock
+// they set, the code of a refusal, and gauges with nothing to read.
 import { expect } from 'vitest';
 import { BermdError } from 'bermd';
 
@@ -24,3 +24,12 @@ export async function refusal(p: Promise<unknown>): Promise<BermdError> {
 export async function codeOf(p: Promise<unknown>): Promise<string> {
   return (await refusal(p)).code;
 }
+
+/** What the metrics' gauges read (`GaugeSources`) in a process with no pool, session or store behind them. */
+export const idleGauges = {
+  workersBusy: () => 0,
+  queueDepths: () => new Map<string, number>(),
+  sessions: () => 0,
+  streams: () => ({ session: 0, listen: 0 }),
+  store: () => ({ kind: 'directory' as const, reachable: true }),
+};

@@ -3,14 +3,7 @@
 // before it, and a harness forgotten at undeploy and deployed again goes on counting in its own series.
 import { describe, expect, it } from 'vitest';
 import { Telemetry } from '../dist/telemetry/index.js';
-
-const sources = {
-  workersBusy: () => 0,
-  queueDepths: () => new Map<string, number>(),
-  sessions: () => 0,
-  streams: () => ({ session: 0, listen: 0 }),
-  store: () => ({ kind: 'directory' as const, reachable: true }),
-};
+import { idleGauges } from './core.js';
 
 /** The value of the sample of `name` whose labels are exactly `labels` (sorted by name, as the serializer writes them). */
 function value(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -33,7 +26,7 @@ function value(text: string, name: string, labels: Record<string, string>): numb
 
 describe('metric labels kept once made', () => {
   it('gives each harness, tool and outcome its own series, and a harness forgotten and back its own again', async () => {
-    const telemetry = await Telemetry.create({ version: '0', sources, env: {} });
+    const telemetry = await Telemetry.create({ version: '0', sources: idleGauges, env: {} });
     try {
       const m = telemetry.metrics;
       m.callEnded('a', 'x', undefined, 0.001, 0.002);

@@ -8,14 +8,7 @@ import { millisToHrTime } from '@opentelemetry/core';
 import { MeterProvider, type MetricData, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import { BermdMetrics } from '../dist/telemetry/index.js';
-
-const sources = {
-  workersBusy: () => 0,
-  queueDepths: () => new Map<string, number>(),
-  sessions: () => 0,
-  streams: () => ({ session: 0, listen: 0 }),
-  store: () => ({ kind: 'directory' as const, reachable: true }),
-};
+import { idleGauges } from './core.js';
 
 const PER_CALL = new Set(['bermd.calls', 'bermd.call.queue.duration', 'bermd.call.run.duration', 'mcp.server.operation.duration']);
 
@@ -23,7 +16,7 @@ const PER_CALL = new Set(['bermd.calls', 'bermd.call.queue.duration', 'bermd.cal
 function metricsOn(own: boolean) {
   const reader = new PrometheusExporter({ preventServerStart: true });
   const provider = new MeterProvider({ readers: [reader] });
-  const metrics = new BermdMetrics(provider.getMeter('bermd', '0'), sources, own);
+  const metrics = new BermdMetrics(provider.getMeter('bermd', '0'), idleGauges, own);
   return {
     metrics,
     /** The per-call metrics, by name, and the whole collection with bermd's own added as telemetry.ts adds them. */
