@@ -20,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { CHAIN_WAT, ECHO_WAT, image, wat2wasm } from './lib/guests.js';
-import { closeAgent, put, session, startBermd, startServer } from './lib/daemon.js';
+import { startBare } from './lib/bare.js';
+import { closeAgent, put, session, startBermd } from './lib/daemon.js';
 import { MODERN, measure, ROUNDS, repeat, repeatEach, stateless } from './lib/mcp.js';
 import { printReceiptsCost, receiptsCost } from './lib/receipts-cost.js';
 import { printTelemetryCost, telemetryCost } from './lib/telemetry-cost.js';
@@ -31,38 +32,6 @@ const EXTRA = (process.env.BENCH_ARGS ?? '').split(' ').filter(Boolean);
 
 const echoImage = image(ECHO_WAT, ['echo']);
 const chainImage = image(CHAIN_WAT, ['chain', 'echo']);
-
-// The bare server: node:http answering every POST to /mcp with the same result shape bermd sends for
-// the echo tool in each generation, and nothing else: on a session, a session id on initialize and the
-// result as one SSE event; in 2026-07-28, one JSON body with the result's resultType and serverInfo.
-const BARE = `
-import { createServer } from 'node:http';
-const server = createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    if (msg.id === undefined) { res.writeHead(202).end(); return; }
-    if (req.headers['mcp-protocol-version'] === '${MODERN}') {
-      const result = { content: [{ type: 'text', text: JSON.stringify(msg.params.arguments) }], resultType: 'complete',
-        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'bare', version: '0' } } };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ result, jsonrpc: '2.0', id: msg.id }));
-      return;
-    }
-    const result = msg.method === 'initialize'
-      ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'bare', version: '0' } }
-      : { content: [{ type: 'text', text: JSON.stringify(msg.params.arguments) }] };
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'mcp-session-id': 'bare' });
-    res.end('event: message\\ndata: ' + JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }) + '\\n\\n');
-  });
-});
-server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port + ' '));
-`;
-
-function startBare() {
-  return startServer(['--input-type=module', '-e', BARE], /bare listening on (http:\/\/\S+) /);
-}
 
 const ARGS = { text: 'hello' };
 const callers = CONCURRENCY;
