@@ -123,6 +123,10 @@ function bar(barred: Barred | undefined, caller: Caller, name: string): Barred |
 
 /** The options of the caller's `abort` listener, made once rather than with every call that has a signal. */
 const ONCE = { once: true };
+/** The options of a call that has ended: none. */
+const ENDED: CallOptions = Object.freeze({});
+/** What settles a call that has ended: nothing, since it was settled before it ended. */
+const IGNORE = (): void => {};
 
 function calls(n: number): string {
   return `${n} call${n === 1 ? '' : 's'}`;
@@ -137,10 +141,12 @@ export class Call {
   readonly tool: string;
   /** What the task carries, so forwarded host calls are served with the deploys the worker runs. */
   readonly programs: ProgramPayload[];
-  readonly options: CallOptions;
+  /** Its caller's options, until it ends (`end`). */
+  options: CallOptions;
   /** Stops the call: its time limit, its caller's signal, the runner closing (the pool terminates its worker if it runs). */
   readonly stop = new Stop();
-  private readonly task: Task;
+  /** What its worker is sent, until it ends. */
+  private task?: Task;
   /** When the call was accepted: its clock. */
   private readonly accepted = performance.now();
   /** When it got a worker. */
@@ -213,7 +219,7 @@ export class Call {
     // worker does not wait for the freeing call's continuation to run.
     const turn = queue.enter(this.entry.name, this.entry.maxConcurrency, () => {
       if (this.begin())
-        pool.run(this.task, this.stop, this.remainingMs()).then(
+        pool.run(this.task!, this.stop, this.remainingMs()).then(
           (result) => this.ended(result),
           (e: unknown) => this.broke(e),
         );
@@ -237,11 +243,23 @@ export class Call {
     return { waited: (this.started - this.accepted) / 1000, ran: (now - this.started) / 1000 };
   }
 
-  /** Gives back its worker or its place in line, stops its clock and stops listening to its caller; once it is answered. */
+  /**
+   * Gives back its worker or its place in line, stops its clock and stops listening to its caller; once it
+   * is answered. Then it lets go of its task, its caller's options and what settled it, which reach the whole
+   * request (its span, its response, the frames waiting on it). V8's young-generation collection keeps
+   * whatever an old object points to, dead or alive, until the next full collection; the timer list, the
+   * caller's signal and the runner's map of calls each held this call while it ran, so without this the
+   * call kept every request's objects through scavenges into the old generation (docs/decisions.md, "A
+   * call lets go of its request when it ends").
+   */
   end(): void {
     this.turn?.leave();
     clearTimeout(this.timer);
     if (this.onAbort !== undefined) this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.options = ENDED;
+    this.task = undefined;
+    this.onAbort = undefined;
+    this.settle = this.fail = IGNORE;
   }
 
   /** What it ran: the guest's outcome, or why it never got a worker. */
