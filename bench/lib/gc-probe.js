@@ -2,9 +2,9 @@
 // what its main thread's garbage collector did over a window the benchmark opens and closes with SIGHUP.
 // The first SIGHUP collects everything (so every window starts from the same state: nothing dead left
 // in the old generation, every long-lived structure in it) and starts V8's GC profiler; the second
-// stops it and writes one line to stderr, {"gc": {...}}: the young-generation collections (scavenges),
-// their time, what they found allocated, what survived them and what they moved to the old generation;
-// and the full collections. Measurement only; nothing here is part of bermd.
+// stops it and writes one line to stderr, {"gc": {...}}: the time of the young-generation collections
+// (scavenges), what they found allocated, what survived them and what they moved to the old generation;
+// and how many full collections ran. Measurement only; nothing here is part of bermd.
 import v8 from 'node:v8';
 
 const used = (stats, name) => stats.heapSpaceStatistics.find((s) => s.spaceName === name)?.spaceUsedSize ?? 0;
@@ -20,19 +20,17 @@ process.on('SIGHUP', () => {
   }
   const { statistics } = profiler.stop();
   profiler = undefined;
-  const out = { scavenges: 0, scavengeUs: 0, allocated: 0, survived: 0, promoted: 0, full: 0, fullUs: 0 };
+  const out = { scavengeUs: 0, allocated: 0, survived: 0, promoted: 0, full: 0 };
   // What the young generation holds after a collection is there before the next: allocated is the growth between them.
   let youngAfter = 0;
   for (const s of statistics) {
     if (s.gcType === 'Scavenge') {
-      out.scavenges++;
       out.scavengeUs += s.cost;
       out.allocated += Math.max(0, used(s.beforeGC, 'new_space') - youngAfter);
       out.survived += used(s.afterGC, 'new_space');
       out.promoted += Math.max(0, old(s.afterGC) - old(s.beforeGC));
     } else if (s.gcType === 'MarkSweepCompact') {
       out.full++;
-      out.fullUs += s.cost;
     }
     youngAfter = used(s.afterGC, 'new_space');
   }

@@ -86,10 +86,11 @@ describe('the worker pool', () => {
   // script cannot start, whose threads end on their own, come after those that count.
   describe('given workers started ahead', () => {
     /**
-     * Waits until the process has `count` threads again, failing after 10 s: under Node 24 the system was
-     * seen listing one thread more just after a terminate had resolved, so the count is polled, not read once.
+     * Waits until the process has `count` threads, failing after 10 s: a thread's start or end is not listed
+     * the moment the pool reports it (under Node 24 one more was seen just after a terminate had resolved),
+     * so the count is polled, not read once.
      */
-    const threadsBackTo = (count: number) => vi.waitFor(() => expect(threadCount()).toBe(count), { timeout: 10_000 });
+    const threadsReach = (count: number) => vi.waitFor(() => expect(threadCount()).toBe(count), { timeout: 10_000 });
 
     it.skipIf(threadCount() === undefined)('runs its tasks on them, starting no thread of its own', async () => {
       const before = threadCount()!;
@@ -104,7 +105,7 @@ describe('the worker pool', () => {
       expect(threadCount()).toBe(before + 2);
       expect(await Promise.all([1, 2].map((n) => p.run({ n, notes: 1 }, new Stop())))).toEqual([2, 4]);
       await p.destroy();
-      await threadsBackTo(before);
+      await threadsReach(before);
     });
 
     it.skipIf(threadCount() === undefined)('takes no more than its maximum, and ends the rest', async () => {
@@ -113,9 +114,9 @@ describe('the worker pool', () => {
       const { p } = pool({ min: 1, max: 1, started });
       expect(p.size).toBe(1);
       expect(await p.run({ n: 5, notes: 0 }, new Stop())).toBe(10);
-      await vi.waitFor(() => expect(threadCount()).toBe(before + 1), { timeout: 10_000 });
+      await threadsReach(before + 1);
       await p.destroy();
-      await threadsBackTo(before);
+      await threadsReach(before);
     });
 
     it.skipIf(threadCount() === undefined)('ends them when no pool takes them', async () => {
@@ -123,7 +124,7 @@ describe('the worker pool', () => {
       const started = new StartedWorkers(worker, 2);
       expect(threadCount()).toBe(before + 2);
       await started.terminate();
-      await threadsBackTo(before);
+      await threadsReach(before);
       // A pool given them after gets none, and starts its own.
       const { p } = pool({ min: 1, max: 1, started });
       expect(await p.run({ n: 2, notes: 0 }, new Stop())).toBe(4);
