@@ -15,7 +15,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { encodeSpans, spanSerializer } from '../dist/telemetry/span-protobuf.js';
+import { encodeSpans } from '../dist/telemetry/span-protobuf.js';
 import { TimedSpan } from '../dist/telemetry/timed-span.js';
 
 const VALUES: Attributes = {
@@ -164,12 +164,8 @@ describe("bermd's span serializer", () => {
     expect(bytes.equals(expected)).toBe(true);
   });
 
-  it('writes an empty request for no spans, and reads a response with the SDK', () => {
+  it('writes an empty request for no spans', () => {
     expect(encodeSpans([])).toHaveLength(0);
     expect(sdkBytes([])).toHaveLength(0);
-    // An ExportTraceServiceResponse whose partial_success rejected 2 spans, saying why.
-    const response = Uint8Array.from([0x0a, 0x08, 0x08, 0x02, 0x12, 0x04, ...Buffer.from('full')]);
-    expect(spanSerializer.deserializeResponse(response)).toEqual(ProtobufTraceSerializer.deserializeResponse(response));
-    expect(spanSerializer.deserializeResponse(response).partialSuccess?.errorMessage).toBe('full');
   });
 });

@@ -1,6 +1,6 @@
 /**
- * The OTLP/protobuf body of an `ExportTraceServiceRequest`, written from the SDK's `ReadableSpan`s: the
- * serializer of bermd's OTLP/HTTP span exporter, which is otherwise the SDK's own (tracing.ts).
+ * The OTLP/protobuf body of an `ExportTraceServiceRequest`, written from the SDK's `ReadableSpan`s: what
+ * bermd's span exporter sends over OTLP/HTTP protobuf (export-thread.ts sends it with the SDK's delegate).
  *
  * Written here rather than taken from `@opentelemetry/otlp-transformer` because counting the main thread's
  * instructions in a bermd tracing every call found the SDK's `ProtobufTraceSerializer` the largest part of
@@ -13,12 +13,11 @@
  *
  * The bytes are the SDK's, field for field and in the same order, so what a collector receives does not
  * depend on which serializer wrote it: `test/span-protobuf.test.ts` compares the two over spans using
- * every field and kind of value the SDK writes. The response is read by the SDK's own deserializer.
+ * every field and kind of value the SDK writes. The response is read by the SDK's own deserializer
+ * (export-worker.ts).
  */
 import type { Attributes, HrTime, Link, SpanContext, SpanStatus } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
-import type { IExportTraceServiceResponse, ISerializer } from '@opentelemetry/otlp-transformer';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 
@@ -47,12 +46,16 @@ for (let i = 0; i < 6; i++) {
 /** The first guess at a request's size per span; the buffer doubles when a batch needs more. */
 const BYTES_PER_SPAN = 384;
 
+/**
+ * The request's bytes, in a buffer of their own: never a slice of Node's shared pool, so the exporter can
+ * hand the whole buffer over to the thread that sends it (export-thread.ts) without taking other bytes with it.
+ */
 class Writer {
   buf: Buffer;
   pos = 0;
 
   constructor(size: number) {
-    this.buf = Buffer.allocUnsafe(size);
+    this.buf = Buffer.allocUnsafeSlow(size);
   }
 
   /** Room for `n` more bytes. */
@@ -60,7 +63,7 @@ class Writer {
     if (this.pos + n <= this.buf.length) return;
     let size = this.buf.length * 2;
     while (size < this.pos + n) size *= 2;
-    const grown = Buffer.allocUnsafe(size);
+    const grown = Buffer.allocUnsafeSlow(size);
     this.buf.copy(grown, 0, 0, this.pos);
     this.buf = grown;
   }
@@ -449,9 +452,3 @@ export function encodeSpans(spans: readonly ReadableSpan[]): Uint8Array {
   }
   return w.buf.subarray(0, w.pos);
 }
-
-/** What bermd's OTLP/HTTP span exporter serialises with: its own encoding of the request, the SDK's reading of the response. */
-export const spanSerializer: ISerializer<ReadableSpan[], IExportTraceServiceResponse> = {
-  serializeRequest: encodeSpans,
-  deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
-};

@@ -51,6 +51,7 @@ import {
   ATTR_SERVICE_VERSION,
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
+import { ThreadSpanExporter } from './export-thread.js';
 import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
@@ -90,30 +91,18 @@ function samplerOf(config: TraceConfig): Sampler {
 
 /**
  * The exporter of `config.protocol`, its packages imported now: a bermd without traces never loads one.
- * For http/protobuf it is the SDK's OTLP/HTTP exporter as `@opentelemetry/exporter-trace-otlp-proto`
- * assembles it (its transport, retries, headers and timeout from the environment, the response read), with
- * bermd's serializer of the request in place of the SDK's (span-protobuf.ts says why).
+ * A batch is serialized on this thread, by bermd's encoder for http/protobuf (span-protobuf.ts says why)
+ * or the SDK's for http/json, and sent from a thread of its own by the SDK's OTLP/HTTP export delegate
+ * (export-thread.ts says why).
  */
 async function exporterOf(config: TraceConfig): Promise<SpanExporter> {
+  const target = { url: config.url, protocol: config.protocol };
   if (config.protocol === 'http/json') {
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    return new OTLPTraceExporter({ url: config.url });
+    const { JsonTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+    return new ThreadSpanExporter((spans) => JsonTraceSerializer.serializeRequest(spans), target);
   }
-  const [
-    { OTLPExporterBase },
-    { convertLegacyHttpOptions, createOtlpHttpExportDelegate },
-    { TraceExporterMetricsHelper },
-    { spanSerializer },
-  ] = await Promise.all([
-    import('@opentelemetry/otlp-exporter-base'),
-    import('@opentelemetry/otlp-exporter-base/node-http'),
-    import('@opentelemetry/otlp-transformer'),
-    import('./span-protobuf.js'),
-  ]);
-  const options = convertLegacyHttpOptions({ url: config.url }, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
-  return new OTLPExporterBase(
-    createOtlpHttpExportDelegate(options, spanSerializer, 'otlp_http_span_exporter', TraceExporterMetricsHelper, undefined),
-  );
+  const { encodeSpans } = await import('./span-protobuf.js');
+  return new ThreadSpanExporter(encodeSpans, target);
 }
 
 /** A URL as a span records it: no credentials, and each query value replaced, as the HTTP conventions advise. */
