@@ -126,6 +126,19 @@ describe('the trace exporter thread', () => {
     expect((await exported(exporter, spans(1))).code).toBe(ExportResultCode.SUCCESS);
   });
 
+  it('fails a batch whose bytes cannot be moved to the thread, and goes on', async () => {
+    await exporter.shutdown();
+    let shared = true;
+    const serialize = (batch: ReadableSpan[]) => (shared ? new Uint8Array(new SharedArrayBuffer(8)) : encodeSpans(batch));
+    exporter = new ThreadSpanExporter(serialize, { url: collector.url, protocol: 'http/protobuf' });
+    const result = await exported(exporter, spans(1));
+    expect(result.code).toBe(ExportResultCode.FAILED);
+    expect(result.error?.message).toMatch(/could not be handed to the export thread/);
+    shared = false;
+    expect((await exported(exporter, spans(1))).code).toBe(ExportResultCode.SUCCESS);
+    expect(collector.received).toHaveLength(1);
+  });
+
   it('sends the headers the environment names, read by the SDK in the thread', async () => {
     await exporter.shutdown();
     const before = process.env.OTEL_EXPORTER_OTLP_TRACES_HEADERS;

@@ -69,11 +69,20 @@ export class ThreadSpanExporter implements SpanExporter {
       return;
     }
     const id = this.next++;
-    this.waiting.set(id, resultCallback);
     const thread = this.started();
+    try {
+      thread.postMessage({ id, body, spans: spans.length } satisfies ExportRequest, [body.buffer as ArrayBuffer]);
+    } catch (e) {
+      // Bytes that cannot be moved (a shared buffer) never reach the thread: the batch fails here.
+      resultCallback({
+        code: ExportResultCode.FAILED,
+        error: new Error(`the batch could not be handed to the export thread: ${(e as Error).message}`),
+      });
+      return;
+    }
+    this.waiting.set(id, resultCallback);
     // Held open while a batch is on its way, as the request would hold it were it sent from here.
     if (this.waiting.size === 1) thread.ref();
-    thread.postMessage({ id, body, spans: spans.length } satisfies ExportRequest, [body.buffer as ArrayBuffer]);
   }
 
   /** Resolves once every batch handed over has its answer. */
