@@ -235,15 +235,24 @@ function socketTo(port: number) {
  * Writes `text` one byte per `everyMs` until it is answered or the socket closes (it never ends it itself).
  * A byte written after the server has closed would be answered with a reset, which can reach the socket
  * before it has read the server's end, and the test would see a reset where the server ended cleanly.
+ * Each byte is written after the event loop's turn has read what arrived (a timer runs before the turn's
+ * I/O, an immediate after it), so an answer already received stops the byte that would follow it.
  */
 function trickle(socket: net.Socket, text: string, everyMs = 100): void {
   let at = 0;
+  let answered = false;
   const timer = setInterval(() => {
-    if (socket.destroyed) return clearInterval(timer);
-    socket.write(text[at++ % text.length]!);
+    setImmediate(() => {
+      if (answered || socket.destroyed) return;
+      socket.write(text[at++ % text.length]!);
+    });
   }, everyMs);
-  socket.once('data', () => clearInterval(timer));
-  socket.once('close', () => clearInterval(timer));
+  const stop = () => {
+    answered = true;
+    clearInterval(timer);
+  };
+  socket.once('data', stop);
+  socket.once('close', stop);
 }
 
 describe('--headers-timeout and --request-timeout', () => {
