@@ -127,6 +127,9 @@ describe('traces', { timeout: 60_000 }, () => {
       'mcp.protocol.version': '2026-07-28',
       'jsonrpc.request.id': '7',
       'network.transport': 'tcp',
+      // From the request's Host header.
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(d.url).port),
     });
     expect(server.attributes['mcp.session.id']).toBeUndefined();
     expect(server.attributes['error.type']).toBeUndefined();
@@ -311,6 +314,45 @@ describe('traces', { timeout: 60_000 }, () => {
     } finally {
       await c.close();
     }
+  });
+
+  it("reads the outcome of an answer nobody tells it: the SDK's, and a refusal written before any answerer", async () => {
+    await deploy(
+      d.url,
+      'h',
+      await harnessImage(manifestWithTools(['fail']), { tools: { fail: { kind: 'const', envelope: { error: 'no' } } } }),
+    );
+    // Asking for progress sends the call through the SDK, which writes its answer itself.
+    const sdkTrace = 'dddd1111dddd1111dddd1111dddd1111';
+    const res = await post(d.url, modernHeaders('tools/call', 'h.fail'), {
+      jsonrpc: '2.0',
+      id: 'sdk',
+      method: 'tools/call',
+      params: { name: 'h.fail', arguments: { query: 'x' }, _meta: envelope({ traceparent: traceparent(sdkTrace), progressToken: 'p' }) },
+    });
+    expect(res.body).toContain('guest-error');
+    const failed = one(await traceWith(receiver, sdkTrace, 'tools/call h.fail'), 'tools/call h.fail');
+    expect(failed.attributes['error.type']).toBe('tool_error');
+    expect(failed.status.code).toBe(2);
+    expect(failed.status.message).toContain('no');
+
+    // A session bermd does not hold is refused before any answerer, with a status and no id of the request's.
+    const goneTrace = 'dddd2222dddd2222dddd2222dddd2222';
+    const gone = await post(
+      d.url,
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        'mcp-session-id': 'no-such-session',
+        traceparent: traceparent(goneTrace),
+      },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'h.fail', arguments: { query: 'x' } } },
+    );
+    expect(gone.status).toBe(404);
+    const refused = one(await traceWith(receiver, goneTrace, 'tools/call h.fail'), 'tools/call h.fail');
+    expect(refused.attributes['error.type']).toBe('404');
+    expect(refused.status.code).toBe(2);
   });
 
   it('records arguments and results when asked, and never a secret value', async () => {

@@ -113,9 +113,16 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   let closing = false;
 
   /** The 403 for a `tools/call` in `body` the request's principal may not make, with its challenge; undefined when there is none. */
-  const refuseCall = (request: FastifyRequest, reply: FastifyReply, body: unknown, started: number): FastifyReply | undefined => {
+  const refuseCall = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: unknown,
+    started: number,
+    traced: McpRequestTrace | undefined,
+  ): FastifyReply | undefined => {
     const refusal = refusedCall(sessions.core.catalog, request.principal, body);
     if (refusal === undefined) return undefined;
+    traced?.readBack();
     const { id, name, missing } = refusal;
     recordRefusal(sessions.core, name, started);
     request.log.info(
@@ -145,8 +152,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     if (metrics !== undefined) measure(metrics, body, reply, started);
     // One boolean when tracing is off: no span, no context.
     if (tracing === undefined) return serve(request, reply, body, started, undefined);
-    const traced = tracing.mcpRequest(request.headers, body, reply.raw, { address: request.hostname, port: request.port ?? undefined });
-    return serve(request, reply, body, started, traced);
+    const traced = tracing.mcpRequest(request.headers, body, reply.raw);
+    if (traced === undefined) return serve(request, reply, body, started, undefined);
+    // What is thrown is answered by the error handler, which does not tell the span its message.
+    return serve(request, reply, body, started, traced).catch((e: unknown) => {
+      traced.readBack();
+      throw e;
+    });
   };
 
   const serve = async (
@@ -173,13 +185,17 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
           throw wireErrorOf(e, e.message, { cap: e.cap });
         }
         // 404 tells a client its session is gone, so it starts a new one (Streamable HTTP, "session management").
-        if (session === undefined) return rpcError(reply, 404, -32001, 'Session not found');
+        if (session === undefined) {
+          traced?.readBack();
+          return rpcError(reply, 404, -32001, 'Session not found');
+        }
         // The same principal, perhaps with a token holding more scopes now: what the session is sent follows.
         session.caller = caller;
       } else if (!initialize) {
+        traced?.readBack();
         return rpcError(reply, 400, -32000, 'Bad Request: no valid mcp-session-id; start a session with an initialize request');
       }
-      const refused = refuseCall(request, reply, body, started);
+      const refused = refuseCall(request, reply, body, started, traced);
       if (refused !== undefined) return refused;
       if (session === undefined) {
         try {
@@ -202,7 +218,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         trace: traced,
       };
     } else {
-      const refused = refuseCall(request, reply, body, started);
+      const refused = refuseCall(request, reply, body, started, traced);
       if (refused !== undefined) return refused;
       exchange = {
         generation: 'modern',

@@ -88,17 +88,23 @@ export const fastList: McpAnswerer = {
     const { core, caller, request, body, res } = exchange;
     if (exchange.generation === 'modern') {
       const id = modernFastListOf(exchange.route, request.headers);
-      return id === undefined ? undefined : answerModernFastList(core, id, res, caller);
+      if (id === undefined) return undefined;
+      exchange.trace?.readBack();
+      return answerModernFastList(core, id, res, caller);
     }
     if (request.method !== 'POST' || exchange.fresh) return undefined;
     const id = fastListOf(body, request.headers);
-    return id === undefined ? undefined : answerFastList(core, exchange.session.id, id, res, caller);
+    if (id === undefined) return undefined;
+    exchange.trace?.readBack();
+    return answerFastList(core, exchange.session.id, id, res, caller);
   },
 };
 
 export const sdkTransport: McpAnswerer = {
   name: 'sdk',
   answer(exchange) {
+    // The SDK writes its answers itself: the request's span reads them back.
+    exchange.trace?.readBack();
     if (exchange.generation === 'modern')
       return exchange.stateless.answer(exchange.request, exchange.body, exchange.res, exchange.caller, exchange.trace);
     // The session's transport hands `req.auth` to the handlers as the request's `authInfo`.

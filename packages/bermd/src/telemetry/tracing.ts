@@ -147,6 +147,60 @@ function messagesOf(text: string, type: string): unknown[] {
   return out;
 }
 
+/**
+ * Keeps what is written of `res`'s body, up to a bound, from now on; nothing more once `told` says the answer
+ * was handed over as a message. Answers how to read the messages kept, once the answer is sent.
+ *
+ * Only for an answer no one tells: wrapping a response's `write` and `end` gives it methods of its own,
+ * which the answers told as messages (every call on the fast path) are spared, and with them the wrappers'
+ * calls and the buffers they keep.
+ */
+function writtenMessages(res: ServerResponse, told: () => boolean): () => readonly unknown[] {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const keep = (chunk: unknown, encoding?: unknown) => {
+    if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK || told()) return;
+    const buffer = Buffer.isBuffer(chunk)
+      ? chunk
+      : typeof chunk === 'string'
+        ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+        : Buffer.from(chunk as Uint8Array);
+    size += buffer.length;
+    chunks.push(buffer);
+  };
+  const write = res.write;
+  const end = res.end;
+  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    keep(chunk, rest[0]);
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as ServerResponse['write'];
+  res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+    keep(chunk, rest[0]);
+    return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+  } as ServerResponse['end'];
+  return () => {
+    if (size > MAX_READ_BACK) return [];
+    return messagesOf(Buffer.concat(chunks).toString('utf8'), String(res.getHeader('content-type') ?? ''));
+  };
+}
+
+/** The server named by a request, as its span records it. */
+interface ServerOf {
+  address?: string;
+  port?: number;
+}
+
+/** A `Host` header's name (an IPv6 address in its brackets) and port, when it has one. */
+function serverOf(host: string): ServerOf {
+  if (host === '') return {};
+  const after = host.startsWith('[') ? host.indexOf(']') + 1 : 0;
+  const colon = host.indexOf(':', after);
+  if (colon === -1) return { address: host };
+  const port = Number(host.slice(colon + 1));
+  const address = host.slice(0, colon);
+  return Number.isInteger(port) && port >= 0 && port <= 65535 && colon + 1 < host.length ? { address, port } : { address };
+}
+
 /** One control-API request's SERVER span, as the control plugin holds it. */
 export interface ControlRequestTrace {
   /** Runs `fn` as the phase `name` of the deploy the request makes: a child span of the request's. */
@@ -163,10 +217,15 @@ export interface McpRequestTrace {
   /** The 2025 session the request belongs to, once known. */
   session(id: string | undefined): void;
   /**
-   * The JSON-RPC message answering the request, told by an answerer that builds it (the fast path) before
-   * writing it: the span reads its outcome from it, and what is written is neither kept nor parsed again.
+   * The JSON-RPC message answering the request, told by whoever builds it (the fast path, a refusal) before
+   * writing it: the span reads its outcome from it.
    */
   answered(message: unknown): void;
+  /**
+   * The answer is written by what does not tell it (the SDK's transports, the error handler): the span
+   * reads it back as it is written. Told before anything is written.
+   */
+  readBack(): void;
 }
 
 export class Tracing {
@@ -176,6 +235,8 @@ export class Tracing {
   private readonly sink: TimedSpanSink;
   private readonly sampler: Sampler;
   private readonly redact: (text: string) => string;
+  /** The last `Host` header read, and what it names: a client's requests all carry the same. */
+  private lastHost?: { header: string; server: ServerOf };
 
   private constructor(
     config: TraceConfig,
@@ -217,12 +278,7 @@ export class Tracing {
    * The SERVER span of one JSON-RPC request on `/mcp` (`body` a request: a method and an id; anything else,
    * a notification or a batch, undefined). It ends when `res` is sent, its `error.type` read from the answer.
    */
-  mcpRequest(
-    headers: IncomingHttpHeaders,
-    body: unknown,
-    res: ServerResponse,
-    host: { address?: string; port?: number },
-  ): McpRequestTrace | undefined {
+  mcpRequest(headers: IncomingHttpHeaders, body: unknown, res: ServerResponse): McpRequestTrace | undefined {
     if (!isObject(body) || typeof body.method !== 'string' || (typeof body.id !== 'string' && typeof body.id !== 'number'))
       return undefined;
     const { method, id } = body;
@@ -231,6 +287,7 @@ export class Tracing {
     const tool = method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
     // The keys spelt out, not computed: V8 then builds the object from one template, and one is made per request.
     const attributes: Attributes = { 'mcp.method.name': method, 'jsonrpc.request.id': String(id), 'network.transport': 'tcp' };
+    const host = this.serverOf(headers.host);
     if (host.address !== undefined) attributes[ATTR_SERVER_ADDRESS] = host.address;
     if (host.port !== undefined) attributes[ATTR_SERVER_PORT] = host.port;
     const version =
@@ -261,15 +318,26 @@ export class Tracing {
         traceFlags: TraceFlags.NONE,
         traceState,
       });
-      return { callTrace: () => new UnsampledCall(this.tracer, ctx, this.redact), session: () => {}, answered: () => {} };
+      return {
+        callTrace: () => new UnsampledCall(this.tracer, ctx, this.redact),
+        session: () => {},
+        answered: () => {},
+        readBack: () => {},
+      };
     }
     const span = new TimedSpan(this.sink, name, valid, attributes, now(), SpanKind.SERVER, { traceId, traceState });
     let told: unknown;
-    this.readBack(
-      res,
-      () => told !== undefined,
-      (status, text, type) => this.endMcp(span, id, status, told === undefined ? messagesOf(text, type) : [told], tool !== undefined),
-    );
+    let written: (() => readonly unknown[]) | undefined;
+    let ended = false;
+    // The span ends once the answer is sent, or the connection closes first.
+    const finish = () => {
+      if (ended) return;
+      ended = true;
+      const messages = told !== undefined ? [told] : written === undefined ? [] : written();
+      this.endMcp(span, id, res.statusCode, messages, tool !== undefined);
+    };
+    res.once('finish', finish);
+    res.once('close', finish);
     return {
       // The request's span is handed on as it is: a context holding it is made only for what a guest sends.
       callTrace: (harness, tool) => new CallSpans(this.tracer, this.sink, parent, span.spanContext(), harness, tool, this.redact),
@@ -278,6 +346,9 @@ export class Tracing {
       },
       answered: (message) => {
         told = message;
+      },
+      readBack: () => {
+        written ??= writtenMessages(res, () => told !== undefined);
       },
     };
   }
@@ -341,48 +412,16 @@ export class Tracing {
     }
   }
 
+  /** The server a request's `Host` header names (`server.address`, `server.port`). */
+  private serverOf(header: string | undefined): ServerOf {
+    if (header === undefined) return {};
+    if (this.lastHost?.header !== header) this.lastHost = { header, server: serverOf(header) };
+    return this.lastHost.server;
+  }
+
   /** Sends the spans still held and stops. */
   async close(): Promise<void> {
     await this.provider.shutdown().catch(() => {});
-  }
-
-  /**
-   * Calls `done` once `res` is sent (or cut), with its status and what was written of its body, up to a
-   * bound; nothing more is kept once `told` says the answer was handed over as a message.
-   */
-  private readBack(res: ServerResponse, told: () => boolean, done: (status: number, text: string, type: string) => void): void {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const keep = (chunk: unknown, encoding?: unknown) => {
-      if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK || told()) return;
-      const buffer = Buffer.isBuffer(chunk)
-        ? chunk
-        : typeof chunk === 'string'
-          ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
-          : Buffer.from(chunk as Uint8Array);
-      size += buffer.length;
-      chunks.push(buffer);
-    };
-    const write = res.write;
-    const end = res.end;
-    res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-      keep(chunk, rest[0]);
-      return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
-    } as ServerResponse['write'];
-    res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-      keep(chunk, rest[0]);
-      return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
-    } as ServerResponse['end'];
-    let ended = false;
-    const finish = () => {
-      if (ended) return;
-      ended = true;
-      if (told()) return done(res.statusCode, '', '');
-      const type = String(res.getHeader('content-type') ?? '');
-      done(res.statusCode, size > MAX_READ_BACK ? '' : Buffer.concat(chunks).toString('utf8'), type);
-    };
-    res.once('finish', finish);
-    res.once('close', finish);
   }
 
   /** Ends the request's span, its outcome read from the `messages` of its answer (the one with the request's `id`). */
