@@ -246,7 +246,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
       if (request.method === 'GET') watchStream(sessions, session, res);
     }
-    const done = answered(answer(answerers, exchange), request, res, session);
+    const done = answered(answer(answerers, exchange), request, res, session, traced);
     if (isStream(request, route)) {
       await done;
       return;
@@ -309,12 +309,16 @@ function watchStream(sessions: McpSessions, session: Session, res: FastifyReply[
   } as typeof res.writeHead;
 }
 
-/** Settles once `answering` has: a failure is logged and ends the response; the session is told the request ended. Never rejects. */
+/**
+ * Settles once `answering` has: a failure is logged and ends the response; the session and the request's
+ * span are told the request ended. Never rejects.
+ */
 async function answered(
   answering: Promise<void>,
   request: FastifyRequest,
   res: FastifyReply['raw'],
   session: Session | undefined,
+  trace: McpRequestTrace | undefined,
 ): Promise<void> {
   try {
     await answering;
@@ -327,6 +331,7 @@ async function answered(
       session.active--;
       session.lastSeen = Date.now();
     }
+    trace?.settled();
   }
 }
 

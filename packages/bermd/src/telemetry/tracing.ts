@@ -223,9 +223,11 @@ export interface McpRequestTrace {
   answered(message: unknown): void;
   /**
    * The answer is written by what does not tell it (the SDK's transports, the error handler): the span
-   * reads it back as it is written. Told before anything is written.
+   * reads it back as it is written, and ends once it is sent. Told before anything is written.
    */
   readBack(): void;
+  /** The answerer is done (its answer written, or its client gone): the span ends now, unless it reads the answer back. */
+  settled(): void;
 }
 
 export class Tracing {
@@ -323,21 +325,19 @@ export class Tracing {
         session: () => {},
         answered: () => {},
         readBack: () => {},
+        settled: () => {},
       };
     }
     const span = new TimedSpan(this.sink, name, valid, attributes, now(), SpanKind.SERVER, { traceId, traceState });
     let told: unknown;
     let written: (() => readonly unknown[]) | undefined;
     let ended = false;
-    // The span ends once the answer is sent, or the connection closes first.
     const finish = () => {
       if (ended) return;
       ended = true;
       const messages = told !== undefined ? [told] : written === undefined ? [] : written();
       this.endMcp(span, id, res.statusCode, messages, tool !== undefined);
     };
-    res.once('finish', finish);
-    res.once('close', finish);
     return {
       // The request's span is handed on as it is: a context holding it is made only for what a guest sends.
       callTrace: (harness, tool) => new CallSpans(this.tracer, this.sink, parent, span.spanContext(), harness, tool, this.redact),
@@ -348,7 +348,14 @@ export class Tracing {
         told = message;
       },
       readBack: () => {
-        written ??= writtenMessages(res, () => told !== undefined);
+        if (written !== undefined) return;
+        written = writtenMessages(res, () => told !== undefined);
+        // Read back, it ends once the answer is sent, or the connection closes first.
+        res.once('finish', finish);
+        res.once('close', finish);
+      },
+      settled: () => {
+        if (written === undefined) finish();
       },
     };
   }
