@@ -150,6 +150,15 @@ describe('traces', { timeout: 60_000 }, () => {
         [nested.spanId, 'b'],
       ].sort(),
     );
+    // The wait ends as the run begins; the call's own instance is made within its run, before the nested call.
+    expect(queue.attributes).toEqual({ 'berm.harness': 'a' });
+    expect(queue.startNanos).toBeLessThanOrEqual(queue.endNanos);
+    expect(queue.endNanos).toBe(run.startNanos);
+    const own = instances.find((s) => s.parentSpanId === run.spanId)!;
+    expect(own.attributes).toEqual({ 'berm.harness': 'a', 'berm.tool': 'call', 'berm.call.depth': 0 });
+    expect(own.startNanos).toBeGreaterThanOrEqual(run.startNanos);
+    expect(own.endNanos).toBeLessThanOrEqual(nested.startNanos);
+    expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
 
     const fetch = one(spans, 'GET');
     expect(fetch.kind).toBe(SPAN_KIND.client);

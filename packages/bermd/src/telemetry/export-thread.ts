@@ -4,7 +4,8 @@
  * sends them with the SDK's OTLP/HTTP export delegate: the environment's headers, timeout, compression and
  * certificates, the retries, the reading of the answer, all as the SDK's exporter does them. The batch
  * processor learns each batch's outcome when the thread has it, so its flushes, its one export at a time
- * and bermd's flush at stop mean what they meant.
+ * and bermd's flush at stop mean what they meant. A call's run in a batch stands for its wait and its
+ * instance too (timed-span.ts, `RunSpan`): they are made here, as the batch is serialized.
  *
  * Why a thread: the main thread serves every request, and what an export does on the network (a
  * connection, TLS to a collector over https, the request's writes, its answer's parsing) is work it then
@@ -16,6 +17,7 @@
 import { Worker } from 'node:worker_threads';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { expandRuns } from './timed-span.js';
 import type { TraceProtocol } from './trace-config.js';
 
 /** What the sending thread is started with. */
@@ -58,11 +60,12 @@ export class ThreadSpanExporter implements SpanExporter {
     private readonly data: ExportThreadData,
   ) {}
 
-  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+  export(batch: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
     if (this.stopped) {
       resultCallback({ code: ExportResultCode.FAILED, error: new Error('the trace exporter has stopped') });
       return;
     }
+    const spans = expandRuns(batch);
     const body = this.serialize(spans);
     if (body === undefined) {
       resultCallback({ code: ExportResultCode.FAILED, error: new Error('nothing to send') });

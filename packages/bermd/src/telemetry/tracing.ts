@@ -52,7 +52,7 @@ import {
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
 import { ThreadSpanExporter } from './export-thread.js';
-import { now, TimedSpan, type TimedSpanSink } from './timed-span.js';
+import { now, RunSpan, TimedSpan, type TimedSpanSink } from './timed-span.js';
 import type { TraceConfig } from './trace-config.js';
 
 const MCP_SESSION = 'mcp.session.id';
@@ -466,7 +466,7 @@ export class Tracing {
 export class CallSpans {
   readonly sampled = true;
   private readonly made = now();
-  private run?: TimedSpan;
+  private run?: RunSpan;
   /** The nested calls open now, innermost last; the run below them. */
   private readonly open: TimedSpan[] = [];
 
@@ -485,17 +485,20 @@ export class CallSpans {
   ) {}
 
   started(at: number): void {
-    new TimedSpan(this.sink, 'bermd.queue', this.parentSpan, { 'berm.harness': this.harness }, this.made).end(at);
-    this.run = new TimedSpan(
+    // The wait is the run's to tell (RunSpan).
+    this.run = new RunSpan(
       this.sink,
       `bermd.run ${this.harness}.${this.tool}`,
       this.parentSpan,
       { 'berm.harness': this.harness, 'berm.tool': this.tool },
+      this.made,
       at,
+      this.harness,
     );
   }
 
   instantiated(harness: string, tool: string, depth: number, from: number, to: number): void {
+    if (this.open.length === 0 && this.run?.instantiated(harness, tool, from, to)) return;
     new TimedSpan(
       this.sink,
       'bermd.instantiate',
