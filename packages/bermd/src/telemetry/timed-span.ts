@@ -73,7 +73,7 @@ export class TimedSpan implements ReadableSpan {
   protected readonly startMs: number;
 
   constructor(
-    private readonly sink: TimedSpanSink,
+    protected readonly sink: TimedSpanSink,
     readonly name: string,
     readonly parentSpanContext: SpanContext | undefined,
     readonly attributes: Attributes,
@@ -139,7 +139,7 @@ export class RunSpan extends TimedSpan {
   private instance?: { harness: string; tool: string; from: number; to: number };
 
   constructor(
-    private readonly kept: TimedSpanSink,
+    sink: TimedSpanSink,
     name: string,
     parent: SpanContext,
     attributes: Attributes,
@@ -148,7 +148,7 @@ export class RunSpan extends TimedSpan {
     startMs: number,
     private readonly harness: string,
   ) {
-    super(kept, name, parent, attributes, startMs);
+    super(sink, name, parent, attributes, startMs);
   }
 
   /** Keeps the call's first instance at its own level; false when one is kept already (the caller makes a span of its own). */
@@ -161,11 +161,11 @@ export class RunSpan extends TimedSpan {
   /** The spans this one stands for, and itself: its wait, itself, its instance. */
   spans(): ReadableSpan[] {
     const parent = this.parentSpanContext!;
-    const queue = TimedSpan.closed(this.kept, 'bermd.queue', parent, { 'berm.harness': this.harness }, this.queuedMs, this.startMs);
+    const queue = TimedSpan.closed(this.sink, 'bermd.queue', parent, { 'berm.harness': this.harness }, this.queuedMs, this.startMs);
     const i = this.instance;
     if (i === undefined) return [queue, this];
     const attributes = { 'berm.harness': i.harness, 'berm.tool': i.tool, 'berm.call.depth': 0 };
-    return [queue, this, TimedSpan.closed(this.kept, 'bermd.instantiate', this.spanContext(), attributes, i.from, i.to)];
+    return [queue, this, TimedSpan.closed(this.sink, 'bermd.instantiate', this.spanContext(), attributes, i.from, i.to)];
   }
 }
 

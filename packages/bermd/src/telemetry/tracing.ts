@@ -278,7 +278,8 @@ export class Tracing {
 
   /**
    * The SERVER span of one JSON-RPC request on `/mcp` (`body` a request: a method and an id; anything else,
-   * a notification or a batch, undefined). It ends when `res` is sent, its `error.type` read from the answer.
+   * a notification or a batch, undefined). It ends when its answerer is done (or, read back, once `res` is
+   * sent), its `error.type` read from the answer.
    */
   mcpRequest(headers: IncomingHttpHeaders, body: unknown, res: ServerResponse): McpRequestTrace | undefined {
     if (!isObject(body) || typeof body.method !== 'string' || (typeof body.id !== 'string' && typeof body.id !== 'number'))
