@@ -148,18 +148,18 @@ function messagesOf(text: string, type: string): unknown[] {
 }
 
 /**
- * Keeps what is written of `res`'s body, up to a bound, from now on; nothing more once `told` says the answer
- * was handed over as a message. Answers how to read the messages kept, once the answer is sent.
+ * Keeps what is written of `res`'s body, up to a bound, from now on. Answers how to read the messages kept,
+ * once the answer is sent.
  *
  * Only for an answer no one tells: wrapping a response's `write` and `end` gives it methods of its own,
  * which the answers told as messages (every call on the fast path) are spared, and with them the wrappers'
  * calls and the buffers they keep.
  */
-function writtenMessages(res: ServerResponse, told: () => boolean): () => readonly unknown[] {
+function writtenMessages(res: ServerResponse): () => readonly unknown[] {
   const chunks: Buffer[] = [];
   let size = 0;
   const keep = (chunk: unknown, encoding?: unknown) => {
-    if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK || told()) return;
+    if (chunk === undefined || chunk === null || typeof chunk === 'function' || size > MAX_READ_BACK) return;
     const buffer = Buffer.isBuffer(chunk)
       ? chunk
       : typeof chunk === 'string'
@@ -350,7 +350,7 @@ export class Tracing {
       },
       readBack: () => {
         if (written !== undefined) return;
-        written = writtenMessages(res, () => told !== undefined);
+        written = writtenMessages(res);
         // Read back, it ends once the answer is sent, or the connection closes first.
         res.once('finish', finish);
         res.once('close', finish);
