@@ -72,6 +72,15 @@ async function fetchUnder(d: RunningDaemon, w: World, traceId: string): Promise<
   });
 }
 
+/** Deploys `name` on `d`: a harness whose one tool, `fail`, answers the guest error "no". */
+async function deployFailing(d: RunningDaemon, name: string): Promise<void> {
+  await deploy(
+    d.url,
+    name,
+    await harnessImage(manifestWithTools(['fail']), { tools: { fail: { kind: 'const', envelope: { error: 'no' } } } }),
+  );
+}
+
 function one(spans: ReceivedSpan[], name: string): ReceivedSpan {
   const found = spans.filter((s) => s.name === name);
   expect(found, `spans named ${name} among ${spans.map((s) => s.name).join(', ')}`).toHaveLength(1);
@@ -270,11 +279,7 @@ describe('traces', { timeout: 60_000 }, () => {
   });
 
   it('marks a tool error error.type=tool_error, and a JSON-RPC error with its code', async () => {
-    await deploy(
-      d.url,
-      'f',
-      await harnessImage(manifestWithTools(['fail']), { tools: { fail: { kind: 'const', envelope: { error: 'no' } } } }),
-    );
+    await deployFailing(d, 'f');
     const traceId = '11112222333344445555666677778888';
     const res = await post(d.url, modernHeaders('tools/call', 'f.fail'), {
       jsonrpc: '2.0',
@@ -301,11 +306,7 @@ describe('traces', { timeout: 60_000 }, () => {
   });
 
   it('marks a tool error and a JSON-RPC error on a 2025 session as on 2026-07-28, the result recorded as answered', async () => {
-    await deploy(
-      d.url,
-      'g',
-      await harnessImage(manifestWithTools(['fail']), { tools: { fail: { kind: 'const', envelope: { error: 'no' } } } }),
-    );
+    await deployFailing(d, 'g');
     const traceId = '2025aaaa2025bbbb2025cccc2025dddd';
     const c = await connect(d.url, { traceparent: traceparent(traceId) });
     try {
@@ -326,11 +327,7 @@ describe('traces', { timeout: 60_000 }, () => {
   });
 
   it("reads the outcome of an answer nobody tells it: the SDK's, and a refusal written before any answerer", async () => {
-    await deploy(
-      d.url,
-      'h',
-      await harnessImage(manifestWithTools(['fail']), { tools: { fail: { kind: 'const', envelope: { error: 'no' } } } }),
-    );
+    await deployFailing(d, 'h');
     // Asking for progress sends the call through the SDK, which writes its answer itself.
     const sdkTrace = 'dddd1111dddd1111dddd1111dddd1111';
     const res = await post(d.url, modernHeaders('tools/call', 'h.fail'), {
